@@ -1,0 +1,43 @@
+"""A deterministic concurrency lab: race a slow and a fast request on one chat session, repeatably.
+
+The public names live here; scenario files import from ``lab`` only.
+"""
+
+from __future__ import annotations
+
+from lab.errors import EvidenceError, LabError, ScenarioError, ScheduleError, UsageError
+from lab.messages import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, ChatRequest, Message, Role, is_whole_pairs
+from lab.sessions.transactional import AskResult, AskStatus, TransactionalChat
+from lab.sessions.versioned import CommitStatus, Ticket, VersionedSession
+from lab.transport.contract import FailureKind, Reply, Transport, TransportFailure
+from lab.transport.scripted import Held, ScriptedTransport, replies
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "DEFAULT_SYSTEM_PROMPT",
+    "AskResult",
+    "AskStatus",
+    "ChatRequest",
+    "CommitStatus",
+    "EvidenceError",
+    "FailureKind",
+    "Held",
+    "LabError",
+    "Message",
+    "Reply",
+    "Role",
+    "ScenarioError",
+    "ScheduleError",
+    "ScriptedTransport",
+    "Ticket",
+    "TransactionalChat",
+    "Transport",
+    "TransportFailure",
+    "UsageError",
+    "VersionedSession",
+    "__version__",
+    "is_whole_pairs",
+    "replies",
+]
