@@ -5,8 +5,11 @@ The public names live here; scenario files import from ``lab`` only.
 
 from __future__ import annotations
 
+from lab.engine.primitives import Barrier, Event, LabLock, Latch
+from lab.engine.scheduler import KeepCurrent, Policy, RunStatus, Scheduler
 from lab.errors import EvidenceError, LabError, ScenarioError, ScheduleError, UsageError
 from lab.messages import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, ChatRequest, Message, Role, is_whole_pairs
+from lab.scenarios.base import Lab, Scenario
 from lab.sessions.transactional import AskResult, AskStatus, TransactionalChat
 from lab.sessions.versioned import CommitStatus, Ticket, VersionedSession
 from lab.transport.contract import FailureKind, Reply, Transport, TransportFailure
@@ -19,17 +22,27 @@ __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
     "AskResult",
     "AskStatus",
+    "Barrier",
     "ChatRequest",
     "CommitStatus",
+    "Event",
     "EvidenceError",
     "FailureKind",
     "Held",
+    "KeepCurrent",
+    "Lab",
     "LabError",
+    "LabLock",
+    "Latch",
     "Message",
+    "Policy",
     "Reply",
     "Role",
+    "RunStatus",
+    "Scenario",
     "ScenarioError",
     "ScheduleError",
+    "Scheduler",
     "ScriptedTransport",
     "Ticket",
     "TransactionalChat",

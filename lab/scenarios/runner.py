@@ -1,0 +1,170 @@
+"""Run one scenario on the scheduler and grade it: outcomes, final state, invariants, each a named check."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS, BlockedActor, Policy, RunResult, RunStatus, Scheduler
+from lab.engine.trace import Json, TraceEvent, sorted_detail
+from lab.scenarios.base import Lab, Scenario
+from lab.scenarios.loader import LoadedScenario
+
+
+class Verdict(StrEnum):
+    """A scenario's grade."""
+
+    PASS = "PASS"
+    """Every check held."""
+    FAIL = "FAIL"
+    """It ran, and at least one check did not hold."""
+    ERROR = "ERROR"
+    """It could not run: its setup or its checks raised."""
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One named expectation, whether it held, and why not."""
+
+    name: str
+    passed: bool
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ScenarioResult:
+    """Everything one scenario run produced; ``seconds`` is the only field that depends on the clock."""
+
+    name: str
+    lesson: str
+    description: str
+    source: str
+    mutant: bool
+    verdict: Verdict
+    run_status: str
+    expect: Mapping[str, str]
+    outcomes: Mapping[str, str]
+    state: Mapping[str, Json]
+    checks: tuple[Check, ...]
+    trace: tuple[TraceEvent, ...]
+    requests: tuple[bytes, ...] = ()
+    transport_calls: int = 0
+    blocked: tuple[BlockedActor, ...] = ()
+    errors: Mapping[str, str] = field(default_factory=dict)
+    problem: str = ""
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        """True when the verdict is PASS."""
+        return self.verdict is Verdict.PASS
+
+    @property
+    def checks_passed(self) -> int:
+        """How many checks held."""
+        return sum(check.passed for check in self.checks)
+
+    @property
+    def checks_failed(self) -> int:
+        """How many checks did not hold."""
+        return len(self.checks) - self.checks_passed
+
+
+def outcome_text(value: object) -> str:
+    """An actor's return value as the word that expectations compare: ``STALE``, ``COMMITTED``, ``DONE``."""
+    if value is None:
+        return "DONE"
+    status = getattr(value, "status", None)
+    if status is not None:
+        return outcome_text(status)
+    return str(getattr(value, "value", value))
+
+
+def run_scenario(
+    loaded: LoadedScenario, *, policy: Policy | None = None, watchdog_seconds: float = DEFAULT_WATCHDOG_SECONDS
+) -> ScenarioResult:
+    """Build a fresh world for ``loaded``, run its actors under ``policy``, and grade the run."""
+    scheduler = Scheduler(policy=policy, watchdog_seconds=watchdog_seconds, outcome_text=outcome_text)
+    scenario = loaded.cls()
+    scenario.lab = lab = Lab(scheduler)
+    for name in loaded.cls.actors:
+        scheduler.add_actor(name, getattr(scenario, name))
+    try:
+        scenario.setup()
+    except Exception as error:
+        return _errored(loaded, f"setup() raised {_one_line(error)}", traceback.format_exc())
+
+    run = scheduler.run()
+    requests = tuple(body for transport in lab.transports for body in transport.requests)
+    calls = sum(transport.calls for transport in lab.transports)
+    try:
+        state = sorted_detail(dict(scenario.observe()))
+        invariants = [(str(name), bool(held)) for name, held in scenario.invariants()]
+    except Exception as error:
+        return _errored(loaded, f"observe() or invariants() raised {_one_line(error)}", traceback.format_exc(),
+                        run=run)
+    trace = (*run.trace, TraceEvent(len(run.trace), "lab", "final", "", state))
+    checks = _grade(loaded.cls, run, state, invariants)
+    verdict = Verdict.PASS if all(check.passed for check in checks) else Verdict.FAIL
+    return ScenarioResult(
+        name=loaded.name, lesson=loaded.lesson, description=loaded.description, source=loaded.cls.source,
+        mutant=loaded.cls.mutant, verdict=verdict, run_status=str(run.status), expect=dict(loaded.cls.expect),
+        outcomes=dict(run.outcomes), state=state, checks=checks, trace=trace, requests=requests,
+        transport_calls=calls, blocked=run.blocked, errors=dict(run.errors), problem=run.problem,
+        seconds=run.seconds,
+    )
+
+
+def _grade(
+    cls: type[Scenario], run: RunResult, state: Mapping[str, Json], invariants: list[tuple[str, bool]]
+) -> tuple[Check, ...]:
+    checks = [_equal(f"run ends {cls.expect_run}", cls.expect_run, str(run.status), run.problem)]
+    for actor in cls.actors:
+        if actor in cls.expect:
+            checks.append(_equal(f"{actor} -> {cls.expect[actor]}", cls.expect[actor], run.outcomes[actor]))
+        elif run.outcomes[actor] == "ERROR":
+            checks.append(Check(f"{actor} does not raise", False, _last_line(run.errors.get(actor, ""))))
+    for key, wanted in cls.expect_state.items():
+        checks.append(_equal(f"state {key} == {_short(wanted)}", wanted, state.get(key, "<not observed>")))
+    blocked = {b.actor: b.waits_for for b in run.blocked}
+    for actor, waits_for in cls.expect_blocked.items():
+        checks.append(_equal(f"{actor} blocked on {waits_for}", waits_for, blocked.get(actor, "<not blocked>")))
+    checks.extend(Check(name, held, "" if held else "does not hold") for name, held in invariants)
+    return tuple(checks)
+
+
+def _equal(name: str, wanted: object, got: object, why: str = "") -> Check:
+    if wanted == got:
+        return Check(name, True)
+    return Check(name, False, f"got {_short(got)}" + (f": {why}" if why else ""))
+
+
+def _short(value: object) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _one_line(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}".splitlines()[0]
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _errored(loaded: LoadedScenario, problem: str, details: str, *, run: RunResult | None = None) -> ScenarioResult:
+    return ScenarioResult(
+        name=loaded.name, lesson=loaded.lesson, description=loaded.description, source=loaded.cls.source,
+        mutant=loaded.cls.mutant, verdict=Verdict.ERROR,
+        run_status=str(run.status) if run is not None else "NOT_RUN", expect=dict(loaded.cls.expect),
+        outcomes=dict(run.outcomes) if run is not None else {}, state={},
+        checks=(Check("scenario runs", False, problem),), trace=run.trace if run is not None else (),
+        errors={"lab": details} if details else {}, problem=problem,
+        seconds=run.seconds if run is not None else 0.0,
+    )
+
+
+__all__ = ["Check", "RunStatus", "ScenarioResult", "Verdict", "outcome_text", "run_scenario"]
