@@ -9,7 +9,7 @@ from lab.engine.primitives import Barrier, Event, LabLock, Latch
 from lab.engine.scheduler import KeepCurrent, Policy, RunStatus, Scheduler
 from lab.errors import EvidenceError, LabError, ScenarioError, ScheduleError, UsageError
 from lab.messages import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, ChatRequest, Message, Role, is_whole_pairs
-from lab.scenarios.base import Lab, Scenario
+from lab.scenarios.base import Lab, Scenario, chat_state, versioned_state
 from lab.sessions.transactional import AskResult, AskStatus, TransactionalChat
 from lab.sessions.versioned import CommitStatus, Ticket, VersionedSession
 from lab.transport.contract import FailureKind, Reply, Transport, TransportFailure
@@ -51,6 +51,8 @@ __all__ = [
     "UsageError",
     "VersionedSession",
     "__version__",
+    "chat_state",
     "is_whole_pairs",
     "replies",
+    "versioned_state",
 ]

@@ -85,6 +85,13 @@ class ChatRequest:
         return ""
 
 
+def chat_request(
+    conversation: Iterable[Message], *, model: str = DEFAULT_MODEL, system_prompt: str = DEFAULT_SYSTEM_PROMPT
+) -> ChatRequest:
+    """The request for ``conversation`` (history, then the question): the system prompt goes first, always."""
+    return ChatRequest(model, (Message(Role.SYSTEM, system_prompt), *conversation))
+
+
 def serialize_request(model: str, messages: Iterable[Message]) -> bytes:
     """Serialize a chat-completions body; the result's length is *the* byte size of the request.
 

@@ -250,12 +250,19 @@ class Probes:
     def __init__(self, scheduler: Scheduler) -> None:
         self._scheduler = scheduler
         self._holds: dict[tuple[str, str], Latch] = {}
+        self._signals: dict[tuple[str, str], Latch] = {}
 
     def hold(self, actor: str, point: str, *, until: Latch) -> None:
         """Park ``actor`` at probe ``point`` until ``until`` is open."""
         if (actor, point) in self._holds:
             raise ValueError(f"{actor!r} is already held at {point!r}")
         self._holds[(actor, point)] = until
+
+    def signal(self, actor: str, point: str, *, latch: Latch) -> None:
+        """Count ``latch`` down each time ``actor`` reaches probe ``point`` ("slow is now in flight")."""
+        if (actor, point) in self._signals:
+            raise ValueError(f"{actor!r} already signals at {point!r}")
+        self._signals[(actor, point)] = latch
 
     @property
     def holds(self) -> dict[tuple[str, str], Latch]:
@@ -272,6 +279,9 @@ class Probes:
             return
         self._scheduler.point()
         self._scheduler.record("probe", obj, {"point": point})
+        signal = self._signals.get((me, point))
+        if signal is not None:
+            signal.count_down()
         latch = self._holds.get((me, point))
         if latch is not None and not latch.is_open():
             self._scheduler.record("hold", obj, {"point": point, "until": latch.name})

@@ -227,6 +227,10 @@ class Scheduler:
         who = actor or self.current() or "lab"
         self._trace.append(TraceEvent(len(self._trace), who, op, obj, sorted_detail(detail or {})))
 
+    def events(self) -> tuple[TraceEvent, ...]:
+        """The events recorded so far, in order."""
+        return tuple(self._trace)
+
     def block(self, waiting: Waiting) -> None:
         """Park the calling actor until ``waiting`` is ready and the policy picks it again."""
         actor = self._me()

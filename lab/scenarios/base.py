@@ -13,8 +13,10 @@ from typing import ClassVar
 
 from lab.engine.primitives import Barrier, Event, LabLock, Latch, ProbeHook, Probes
 from lab.engine.scheduler import Scheduler
-from lab.engine.trace import Json
+from lab.engine.trace import Json, TraceEvent
 from lab.errors import ScenarioError
+from lab.sessions.transactional import TransactionalChat
+from lab.sessions.versioned import VersionedSession
 from lab.transport.scripted import ScriptedTransport, Step
 
 
@@ -53,12 +55,17 @@ class Lab:
 
     def hold(self, actor: str, at: str, *, until: Latch) -> None:
         """Park ``actor`` at probe point ``at`` until ``until`` opens ("hold slow at commit:enter")."""
-        if actor not in self._scheduler.actor_names:
-            known = ", ".join(self._scheduler.actor_names)
-            raise ScenarioError(f"hold() names actor {actor!r}, which is not one of: {known}")
+        self._check_actor("hold", actor)
         if not isinstance(until, Latch):
             raise ScenarioError(f"hold({actor!r}, {at!r}) needs a lab latch or event to wait for")
         self._probes.hold(actor, at, until=until)
+
+    def signal(self, actor: str, at: str, *, latch: Latch) -> None:
+        """Count ``latch`` down when ``actor`` reaches probe point ``at`` ("open slow-in-flight once slow sent")."""
+        self._check_actor("signal", actor)
+        if not isinstance(latch, Latch):
+            raise ScenarioError(f"signal({actor!r}, {at!r}) needs a lab latch or event to count down")
+        self._probes.signal(actor, at, latch=latch)
 
     def transport(
         self, name: str, script: Iterable[Step] = (), *, by_question: Mapping[str, Step] | None = None
@@ -73,15 +80,36 @@ class Lab:
         self._scheduler.record("note", "", {"text": text, **detail})
 
     @property
+    def trace(self) -> tuple[TraceEvent, ...]:
+        """The trace so far: lets ``invariants()`` check *order* ("fast waited for the lock slow held")."""
+        return self._scheduler.events()
+
+    @property
     def transports(self) -> Sequence[ScriptedTransport]:
         """The scripted transports made so far, in creation order."""
         return tuple(self._transports)
+
+    def _check_actor(self, what: str, actor: str) -> None:
+        if actor not in self._scheduler.actor_names:
+            known = ", ".join(self._scheduler.actor_names)
+            raise ScenarioError(f"{what}() names actor {actor!r}, which is not one of: {known}")
 
     def _claim(self, name: str) -> str:
         if name in self._names:
             raise ScenarioError(f"two lab objects are named {name!r}; give each latch, lock and transport its own name")
         self._names.add(name)
         return name
+
+
+def versioned_state(session: VersionedSession) -> dict[str, Json]:
+    """What most scenarios observe of a versioned session: its version and the contents of its history."""
+    version, history = session.snapshot()
+    return {"version": version, "history": [message.content for message in history]}
+
+
+def chat_state(chat: TransactionalChat) -> dict[str, Json]:
+    """What most scenarios observe of a transactional chat: the contents of its committed history."""
+    return {"history": [message.content for message in chat.snapshot()]}
 
 
 class Scenario:

@@ -31,7 +31,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import StrEnum
 
-from lab.messages import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, ChatRequest, Message, Role
+from lab.messages import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, ChatRequest, Message, Role, chat_request
 from lab.sessions.probes import Probe, no_probe
 from lab.transport.contract import Transport, TransportFailure
 
@@ -101,7 +101,7 @@ class TransactionalChat:
             raise ValueError(f"max_pairs must be >= 0, not {max_pairs}")
         self._transport = transport
         self.model = model
-        self.system = Message(Role.SYSTEM, system_prompt)
+        self.system_prompt = system_prompt
         self.max_pairs = max_pairs
         self.max_request_bytes = max_request_bytes
         self._lock: AbstractContextManager[object] = lock if lock is not None else threading.Lock()
@@ -118,7 +118,7 @@ class TransactionalChat:
 
     def build_request(self, history: tuple[Message, ...] | list[Message]) -> ChatRequest:
         """The request for ``history`` (whose last message is the question): system prompt first, never trimmed."""
-        return ChatRequest(self.model, (self.system, *history))
+        return chat_request(history, model=self.model, system_prompt=self.system_prompt)
 
     def ask(self, question: str) -> AskResult:
         """Ask ``question`` on a candidate copy; commit the candidate plus the answer only if the reply is valid."""

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from lab.errors import UsageError
-from lab.messages import Message, Role
+from lab.messages import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, ChatRequest, Message, Role, chat_request
 from lab.sessions.probes import Probe, no_probe
 
 DEFAULT_MAX_ROUNDS = 2
@@ -67,6 +67,11 @@ class Ticket:
     request_id: str
     question: str
     history: tuple[Message, ...]
+
+    def to_request(self, *, model: str = DEFAULT_MODEL, system_prompt: str = DEFAULT_SYSTEM_PROMPT) -> ChatRequest:
+        """The chat request to send for this ticket: system prompt, the snapshot's pairs, then the question."""
+        return chat_request([*self.history, Message(Role.USER, self.question)], model=model,
+                            system_prompt=system_prompt)
 
     def __repr__(self) -> str:
         return f"<Ticket {self.request_id} of {self.session_id} v{self.version}, {len(self.history) // 2} pairs>"
@@ -150,16 +155,20 @@ class VersionedSession:
             if ticket.version != self._version:
                 return CommitStatus.STALE
             self._probe("commit:checked")
-            history = [*self._history, Message(Role.USER, ticket.question), Message(Role.ASSISTANT, answer)]
-            while len(history) > 2 * self.max_rounds:
-                del history[0:2]
-            self._probe("commit:write")
-            self._history = tuple(history)
-            self._version += 1
-            self._receipts[ticket.request_id] = _Receipt(ticket.question, answer)
-            while len(self._receipts) > self.receipt_capacity:
-                self._receipts.popitem(last=False)
+            self._apply(ticket, answer)
             return CommitStatus.COMMITTED
+
+    def _apply(self, ticket: Ticket, answer: str) -> None:
+        """The write half of a commit; the caller holds the lock and has checked everything."""
+        history = [*self._history, Message(Role.USER, ticket.question), Message(Role.ASSISTANT, answer)]
+        while len(history) > 2 * self.max_rounds:
+            del history[0:2]
+        self._probe("commit:write")
+        self._history = tuple(history)
+        self._version += 1
+        self._receipts[ticket.request_id] = _Receipt(ticket.question, answer)
+        while len(self._receipts) > self.receipt_capacity:
+            self._receipts.popitem(last=False)
 
     def __repr__(self) -> str:
         return f"<VersionedSession {self.session_id} v{self._version}, {len(self._history) // 2} pairs>"

@@ -78,12 +78,12 @@ class ScriptedTransport:
 
     def send(self, request: ChatRequest) -> Reply:
         """Record the request, wait if the step is held, then return its reply or raise its failure."""
-        self._probe(f"{self.name}:send")
+        self._probe("transport:send")
         step = self._take(request)
         if isinstance(step, Held):
             step.until.wait()
             step = step.step
-        self._probe(f"{self.name}:return")
+        self._probe("transport:return")
         if isinstance(step, TransportFailure):
             raise TransportFailure(step.kind, step.status)
         if isinstance(step, FailureKind):
