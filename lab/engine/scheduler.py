@@ -166,9 +166,11 @@ class Scheduler:
         policy: Policy | None = None,
         watchdog_seconds: float = DEFAULT_WATCHDOG_SECONDS,
         outcome_text: OutcomeText = _default_outcome,
+        leak_grace_seconds: float = _LEAK_GRACE_SECONDS,
     ) -> None:
         self._policy = policy if policy is not None else KeepCurrent()
         self._watchdog = watchdog_seconds
+        self._leak_grace = leak_grace_seconds
         self._outcome_text = outcome_text
         self._actors: list[_Actor] = []
         self._by_name: dict[str, _Actor] = {}
@@ -356,6 +358,7 @@ class Scheduler:
             BlockedActor(a.name, a.waiting.describe() if a.waiting is not None else "nothing (never scheduled)")
             for a in stuck
         )
+        self._problem = "deadlock: " + "; ".join(f"{b.actor} waits for {b.waits_for}" for b in self._blocked_report)
         self.record(
             "deadlock",
             detail={"blocked": [[b.actor, b.waits_for] for b in self._blocked_report]},
@@ -404,7 +407,7 @@ class Scheduler:
                 _raise_in_thread(thread, _Aborted)
             else:
                 _release(actor.baton)
-            thread.join(_LEAK_GRACE_SECONDS)
+            thread.join(self._leak_grace)
             if thread.is_alive():
                 leaked.append(actor.name)
         return tuple(leaked)

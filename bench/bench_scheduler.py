@@ -1,0 +1,101 @@
+"""Cost of one scheduling step, as a ratio to the floor: a raw two-thread threading.Event ping-pong handoff.
+
+    python bench/bench_scheduler.py [--steps N] [--repeat R]
+
+Prints numbers; asserts nothing. Both are measured in the same run, several times, and the medians compared, since
+these machines are shared and noisy. Target (issue 3): a switching step at most 2x the floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from lab.engine.primitives import LabLock
+from lab.engine.scheduler import Scheduler
+
+
+def event_ping_pong(handoffs: int) -> float:
+    """Seconds per handoff between two raw threads passing control with two threading.Events."""
+    ping, pong = threading.Event(), threading.Event()
+    rounds = handoffs // 2
+
+    def other() -> None:
+        for _ in range(rounds):
+            ping.wait()
+            ping.clear()
+            pong.set()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    begun = time.perf_counter()
+    for _ in range(rounds):
+        ping.set()
+        pong.wait()
+        pong.clear()
+    elapsed = time.perf_counter() - begun
+    thread.join()
+    return elapsed / (2 * rounds)
+
+
+class _Alternate:
+    def choose(self, runnable: Sequence[str], current: str | None) -> str:
+        others = [name for name in runnable if name != current]
+        return others[0] if others else runnable[0]
+
+
+def lab_steps(steps: int, *, switching: bool, traced: bool) -> float:
+    """Seconds per scheduling step of two actors; with ``switching`` every step hands the baton to the other."""
+    scheduler = Scheduler(policy=_Alternate() if switching else None)
+    lock = LabLock(scheduler, "l")
+    per_actor = steps // 2
+
+    def body() -> None:
+        if traced:
+            for _ in range(per_actor // 2):  # acquire + release: two traced points
+                lock.acquire()
+                lock.release()
+        else:
+            for _ in range(per_actor):
+                scheduler.point()
+
+    scheduler.add_actor("a", body)
+    scheduler.add_actor("b", body)
+    result = scheduler.run()
+    return result.seconds / steps
+
+
+def main() -> int:
+    """Run the comparison and print a table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=20_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    rows = {
+        "floor: raw Event ping-pong, per handoff": lambda: event_ping_pong(args.steps),
+        "lab: switch at every point (untraced)": lambda: lab_steps(args.steps, switching=True, traced=False),
+        "lab: switch at every point, lock ops traced": lambda: lab_steps(args.steps, switching=True, traced=True),
+        "lab: no switch (keep current), lock ops traced": lambda: lab_steps(args.steps, switching=False, traced=True),
+    }
+    samples: dict[str, list[float]] = {name: [] for name in rows}
+    for _ in range(args.repeat):  # interleave the measurements so noise hits every row alike
+        for name, measure in rows.items():
+            samples[name].append(measure())
+    floor = statistics.median(samples[next(iter(rows))])
+    print(f"{'measurement':<50} {'us/step':>9} {'x floor':>8}")
+    for name in rows:
+        value = statistics.median(samples[name])
+        print(f"{name:<50} {value * 1e6:>9.2f} {value / floor:>8.2f}")
+    print(f"(steps={args.steps}, repeat={args.repeat}, median of repeats; python {sys.version.split()[0]})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

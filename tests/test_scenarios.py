@@ -1,0 +1,173 @@
+"""Every shipped scenario passes, and its trace is the same on every run and in every process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lab.engine.trace import trace_digest
+from lab.scenarios.loader import BrokenScenario, LoadedScenario, load, load_all
+from lab.scenarios.runner import Verdict, run_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ROOT / "scenarios"
+SHIPPED = [path.stem for path in sorted(SCENARIOS.glob("[!_]*.py"))]
+REQUIRED = {
+    "out_of_order_commit", "duplicate_commit", "id_conflict", "incomplete_output", "whole_round_trimming",
+    "foreign_ticket", "snapshot_isolation", "swapped_latches", "failed_reply_first", "ticket_to_other_session",
+    "receipt_eviction", "timeout_after_trim", "rejected_before_transport", "reply_table",
+    "synchronized_blocks_fast", "versioned_lets_fast_through", "synchronized_fast_first_deadlocks",
+    "mutant_check_outside_lock", "mutant_trim_by_message",
+}
+
+
+def _load(name: str) -> LoadedScenario:
+    item = load(SCENARIOS / f"{name}.py")
+    assert isinstance(item, LoadedScenario), str(item)
+    return item
+
+
+class TestShippedScenarios:
+    def test_every_required_scenario_is_shipped(self) -> None:
+        """The scenarios the issues ask for are all present, by name."""
+        assert set(SHIPPED) >= REQUIRED
+
+    @pytest.mark.timeout(20)
+    @pytest.mark.parametrize("name", SHIPPED)
+    def test_scenario_passes(self, name: str) -> None:
+        """The scenario's every check holds."""
+        result = run_scenario(_load(name))
+        failed = [f"{c.name}: {c.reason}" for c in result.checks if not c.passed]
+        assert result.verdict is Verdict.PASS, failed
+
+    @pytest.mark.timeout(20)
+    def test_mutants_demonstrate_a_broken_invariant(self) -> None:
+        """A mutant scenario is marked as one and says 'the bug shows' in at least one passing check."""
+        for name in SHIPPED:
+            result = run_scenario(_load(name))
+            if result.mutant:
+                assert any("the bug shows" in c.name and c.passed for c in result.checks), name
+
+    @pytest.mark.timeout(20)
+    def test_deadlock_scenario_names_who_waits_for_what(self) -> None:
+        """The deadlock lesson reports the latch slow waits for and the lock fast waits for, held by slow."""
+        result = run_scenario(_load("synchronized_fast_first_deadlocks"), watchdog_seconds=60)
+        assert result.run_status == "DEADLOCK"
+        assert {b.actor: b.waits_for for b in result.blocked} == {
+            "slow": "latch 'fast-committed' still needs 1 count_down",
+            "fast": "lock 'chat.lock' held by slow",
+        }
+
+    @pytest.mark.timeout(20)
+    def test_out_of_order_commit_whole_trace(self) -> None:
+        """The lesson's trace, pinned in full: fast commits while slow waits, then slow is STALE."""
+        lines = [f"{e.actor} {e.describe()}" for e in run_scenario(_load("out_of_order_commit")).trace]
+        assert lines == [
+            "slow start", "slow probe s1 (point=begin:enter)", "slow lock.acquire s1.lock",
+            "slow lock.release s1.lock", "slow note (text=begin -> ticket v0)",
+            "slow latch.wait fast-committed (blocked=True, remaining=1)",
+            "fast start", "fast probe s1 (point=begin:enter)", "fast lock.acquire s1.lock",
+            "fast lock.release s1.lock", "fast note (text=begin -> ticket v0)",
+            "fast probe s1 (point=commit:enter)", "fast lock.acquire s1.lock", "fast probe s1 (point=commit:checked)",
+            "fast probe s1 (point=commit:write)", "fast lock.release s1.lock",
+            "fast latch.count_down fast-committed (remaining=0)", "fast end -> COMMITTED",
+            "slow latch.open fast-committed", "slow probe s1 (point=commit:enter)", "slow lock.acquire s1.lock",
+            "slow lock.release s1.lock", "slow end -> STALE",
+            "lab final (history=['fast question', 'new answer'], version=1)",
+        ]
+
+
+def _digests() -> dict[str, str]:
+    return {item.name: trace_digest(run_scenario(item).trace)
+            for item in load_all(SCENARIOS) if isinstance(item, LoadedScenario)}
+
+
+class TestDeterminism:
+    @pytest.mark.timeout(60)
+    def test_two_hundred_runs_one_digest(self) -> None:
+        """Each scenario, run 200 times in one process, produces one trace digest."""
+        items = [item for item in load_all(SCENARIOS) if isinstance(item, LoadedScenario)]
+        for item in items:
+            digests = {trace_digest(run_scenario(item).trace) for _ in range(200)}
+            assert len(digests) == 1, item.name
+
+    @pytest.mark.timeout(60)
+    def test_same_digests_across_processes_and_hash_seeds(self) -> None:
+        """Two processes with different PYTHONHASHSEED values produce the same digests as this one."""
+        code = (
+            "import json, sys; sys.path.insert(0, sys.argv[1]);"
+            "from tests.test_scenarios import _digests; print(json.dumps(_digests()))"
+        )
+        here = _digests()
+        for seed in ("1", "4242"):
+            env = {**os.environ, "PYTHONHASHSEED": seed}
+            out = subprocess.run([sys.executable, "-c", code, str(ROOT)], env=env, capture_output=True, text=True,
+                                 check=True, cwd=ROOT, timeout=50)
+            assert json.loads(out.stdout) == here
+
+
+class TestBrokenScenarios:
+    def test_broken_files_are_one_line_each_and_others_still_load(self, tmp_path: Path) -> None:
+        """Syntax errors and missing parts are reported in one line; a good file beside them still loads."""
+        (tmp_path / "good.py").write_text((SCENARIOS / "out_of_order_commit.py").read_text(encoding="utf-8"))
+        (tmp_path / "syntax.py").write_text('"""x"""\ndef (:\n')
+        (tmp_path / "no_class.py").write_text('"""x"""\nimport lab\n')
+        (tmp_path / "no_doc.py").write_text(
+            "from lab import Scenario\nclass A(Scenario):\n    source='s'\n    actors=('a',)\n    def a(self): pass\n"
+        )
+        (tmp_path / "bad_expect.py").write_text(
+            '"""x"""\nfrom lab import Scenario\nclass A(Scenario):\n    source="s"\n    actors=("a",)\n'
+            '    expect={"b": "OK"}\n    def a(self): pass\n'
+        )
+        (tmp_path / "no_method.py").write_text(
+            '"""x"""\nfrom lab import Scenario\nclass A(Scenario):\n    source="s"\n    actors=("a",)\n'
+        )
+        items = {item.name: item for item in load_all(tmp_path)}
+        assert isinstance(items["good"], LoadedScenario)
+        problems = {name: str(item) for name, item in items.items() if isinstance(item, BrokenScenario)}
+        assert problems == {
+            "bad_expect": "bad_expect.py: expectations name 'b', which is not an actor (a)",
+            "no_class": "no_class.py: defines no Scenario subclass",
+            "no_doc": "no_doc.py: has no module docstring: start the file with what the scenario teaches",
+            "no_method": "no_method.py: actor 'a' has no method A.a()",
+            "syntax": "syntax.py: syntax error at line 2: invalid syntax",
+        }
+        assert all("\n" not in text for text in problems.values())
+
+    @pytest.mark.timeout(10)
+    def test_hold_on_unknown_actor_is_an_error_not_a_crash(self, tmp_path: Path) -> None:
+        """A hold naming an actor that does not exist gives ERROR with one clear line."""
+        (tmp_path / "typo.py").write_text(
+            '"""x"""\nfrom lab import Scenario\nclass A(Scenario):\n    source="s"\n    actors=("slow",)\n'
+            '    def setup(self):\n        self.lab.hold("slwo", at="p", until=self.lab.latch("l"))\n'
+            '    def slow(self): pass\n'
+        )
+        result = run_scenario(_load_from(tmp_path / "typo.py"))
+        assert result.verdict is Verdict.ERROR
+        assert result.problem == "setup() raised ScenarioError: hold() names actor 'slwo', which is not one of: slow"
+
+    @pytest.mark.timeout(10)
+    def test_latch_nobody_counts_down_fails_with_the_report(self, tmp_path: Path) -> None:
+        """The common mistake, a latch nobody counts down, fails the scenario with the deadlock report."""
+        (tmp_path / "forgot.py").write_text(
+            '"""x"""\nfrom lab import Scenario\nclass A(Scenario):\n    source="s"\n    actors=("a",)\n'
+            '    def setup(self):\n        self.done = self.lab.latch("done")\n'
+            '    def a(self):\n        self.done.wait()\n'
+        )
+        result = run_scenario(_load_from(tmp_path / "forgot.py"))
+        assert result.verdict is Verdict.FAIL
+        assert [c.reason for c in result.checks if not c.passed] == [
+            "got DEADLOCK: deadlock: a waits for latch 'done' still needs 1 count_down"
+        ]
+        assert result.blocked[0].waits_for == "latch 'done' still needs 1 count_down"
+
+
+def _load_from(path: Path) -> LoadedScenario:
+    item = load(path)
+    assert isinstance(item, LoadedScenario), str(item)
+    return item
