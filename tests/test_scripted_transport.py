@@ -19,7 +19,8 @@ def _request(question: str) -> ChatRequest:
 class TestScriptedTransport:
     def test_replies_and_faults_in_order(self) -> None:
         """Steps come back in script order; faults are raised with their kind."""
-        transport = ScriptedTransport([Reply("a"), FailureKind.HTTP_429, TransportFailure(FailureKind.HTTP_STATUS, 503)])
+        script = [Reply("a"), FailureKind.HTTP_429, TransportFailure(FailureKind.HTTP_STATUS, 503)]
+        transport = ScriptedTransport(script)
         assert transport.send(_request("1")) == Reply("a", "stop")
         with pytest.raises(TransportFailure) as first:
             transport.send(_request("2"))

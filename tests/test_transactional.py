@@ -200,7 +200,8 @@ class TestSnapshots:
         lock = threading.Lock()
 
         class _Checking:
-            held: list[bool] = []
+            def __init__(self) -> None:
+                self.held: list[bool] = []
 
             def send(self, request: object) -> Reply:
                 self.held.append(lock.locked())
