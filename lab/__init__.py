@@ -9,7 +9,17 @@ from lab.engine.primitives import Barrier, Event, LabLock, Latch
 from lab.engine.scheduler import KeepCurrent, Policy, RunStatus, Scheduler
 from lab.errors import EvidenceError, LabError, ScenarioError, ScheduleError, UsageError
 from lab.messages import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, ChatRequest, Message, Role, is_whole_pairs
-from lab.scenarios.base import Lab, Scenario, chat_state, versioned_state
+from lab.scenarios.base import (
+    Grade,
+    Lab,
+    Outcome,
+    Scenario,
+    acceptable,
+    chat_state,
+    forbidden,
+    interesting,
+    versioned_state,
+)
 from lab.sessions.transactional import AskResult, AskStatus, TransactionalChat
 from lab.sessions.versioned import CommitStatus, Ticket, VersionedSession
 from lab.transport.contract import FailureKind, Reply, Transport, TransportFailure
@@ -28,6 +38,7 @@ __all__ = [
     "Event",
     "EvidenceError",
     "FailureKind",
+    "Grade",
     "Held",
     "KeepCurrent",
     "Lab",
@@ -35,6 +46,7 @@ __all__ = [
     "LabLock",
     "Latch",
     "Message",
+    "Outcome",
     "Policy",
     "Reply",
     "Role",
@@ -51,7 +63,10 @@ __all__ = [
     "UsageError",
     "VersionedSession",
     "__version__",
+    "acceptable",
     "chat_state",
+    "forbidden",
+    "interesting",
     "is_whole_pairs",
     "replies",
     "versioned_state",

@@ -5,7 +5,10 @@ first and commits (version 0 -> 1). The slow request's reply arrives afterwards,
 version 0; the session refuses it as STALE instead of splicing two answers that were each built on an empty
 history into one conversation that looks continuous but never happened.
 
-The latch `fast-committed` fixes the order: slow may not commit until fast has. No sleeps, no luck.
+Two latches fix the order: `slow-began` (fast may not begin until slow holds its version-0 ticket) and
+`fast-committed` (slow may not commit until fast has). No sleeps, no luck: `run.py --explore` confirms that these
+latches leave exactly one outcome under every interleaving. Drop `slow-began` and the explorer finds a schedule where
+slow begins only after fast committed, gets a version-1 ticket, and commits too.
 """
 
 from lab import CommitStatus, Scenario, VersionedSession, is_whole_pairs
@@ -19,15 +22,18 @@ class OutOfOrderCommit(Scenario):
 
     def setup(self) -> None:
         self.session = VersionedSession("s1", lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
+        self.slow_began = self.lab.latch("slow-began")
         self.fast_committed = self.lab.latch("fast-committed")
 
     def slow(self) -> CommitStatus:
         ticket = self.session.begin("r-slow", "slow question")
         self.lab.note(f"begin -> ticket v{ticket.version}")
+        self.slow_began.count_down()
         self.fast_committed.wait()  # the slow reply "arrives" only after fast has committed
         return self.session.commit(ticket, "old answer", "stop")
 
     def fast(self) -> CommitStatus:
+        self.slow_began.wait()
         ticket = self.session.begin("r-fast", "fast question")
         self.lab.note(f"begin -> ticket v{ticket.version}")
         status = self.session.commit(ticket, "new answer", "stop")

@@ -1,9 +1,9 @@
 """Every row of article 000's reply table on one session: only a complete `stop` reply is committed.
 
-Article 000, section 3. Nine clients ask one TransactionalChat in turn; the scripted model answers each with one
-row of the table: a good reply, HTTP 429, HTTP 500, a timeout, a broken connection, an unparsable body, an empty
-reply, a reply cut off by `length`, and one with no finish reason at all. Each failure has its own status, and
-none of them leaves anything behind: the history holds the one good pair, whatever order the clients run in.
+Article 000, section 3. Nine clients ask one TransactionalChat in turn (a latch per turn); the scripted model
+answers each with one row of the table: a good reply, HTTP 429, HTTP 500, a timeout, a broken connection, an
+unparsable body, an empty reply, a reply cut off by `length`, and one with no finish reason at all. Each failure has
+its own status, and none of them leaves anything behind: the history holds the one good pair.
 """
 
 from lab import AskResult, FailureKind, Reply, Scenario, TransactionalChat, TransportFailure, chat_state
@@ -34,9 +34,15 @@ class ReplyTable(Scenario):
     def setup(self) -> None:
         self.model = self.lab.transport("model", by_question={f"question from {k}": v for k, v in ROWS.items()})
         self.chat = TransactionalChat(self.model, lock=self.lab.lock("chat.lock"), probe=self.lab.probe("chat"))
+        self.turn_done = {who: self.lab.latch(f"{who}-done") for who in ROWS}
 
     def _ask(self, who: str) -> AskResult:
-        return self.chat.ask(f"question from {who}")
+        turn = list(ROWS).index(who)
+        if turn:
+            self.turn_done[list(ROWS)[turn - 1]].wait()  # one client after the other, in table order
+        result = self.chat.ask(f"question from {who}")
+        self.turn_done[who].count_down()
+        return result
 
     def ok(self) -> AskResult:
         return self._ask("ok")

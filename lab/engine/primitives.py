@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 
+from lab.engine.footprint import Footprint, writes
 from lab.engine.scheduler import Scheduler
 from lab.errors import ScheduleError
 
@@ -23,6 +24,7 @@ class _Primitive:
         self._scheduler = scheduler
         self.name = name
         self._condition = threading.Condition()
+        self.footprint: Footprint = writes(self.kind, name)
 
     def _actor(self) -> str | None:
         return self._scheduler.current()
@@ -31,7 +33,8 @@ class _Primitive:
 class Latch(_Primitive):
     """A count-down latch (Java's CountDownLatch): ``wait()`` returns once ``count_down()`` ran ``count`` times.
 
-    >>> from lab.engine.scheduler import Scheduler
+    >>> from lab.engine.footprint import Footprint, writes
+from lab.engine.scheduler import Scheduler
 from lab.errors import ScheduleError
     >>> latch = Latch(Scheduler(), "fast-committed", 1)
     >>> latch
@@ -59,7 +62,7 @@ from lab.errors import ScheduleError
                 self.count = max(self.count - 1, 0)
                 self._condition.notify_all()
             return
-        self._scheduler.point()
+        self._scheduler.point(self.footprint)
         self.count = max(self.count - 1, 0)
         self._scheduler.record("latch.count_down", self.name, {"remaining": self.count})
 
@@ -69,7 +72,7 @@ from lab.errors import ScheduleError
             with self._condition:
                 self._condition.wait_for(self.is_open)
             return
-        self._scheduler.point()
+        self._scheduler.point(self.footprint)
         if self.is_open():
             self._scheduler.record("latch.wait", self.name, {"remaining": 0})
             return
@@ -134,7 +137,7 @@ class Barrier(_Primitive):
                 self._condition.notify_all()
                 self._condition.wait_for(lambda: self.generation != generation)
             return index
-        self._scheduler.point()
+        self._scheduler.point(self.footprint)
         index, generation = self._arrive()
         self._scheduler.record("barrier.wait", self.name, {"arrived": index + 1, "parties": self.parties})
         if self.generation == generation:
@@ -193,7 +196,7 @@ class LabLock(_Primitive):
                 self._condition.wait_for(lambda: self.holder is None)
                 self.holder = threading.current_thread().name
             return True
-        self._scheduler.point()
+        self._scheduler.point(self.footprint)
         if self.holder is not None:
             self._scheduler.record("lock.wait", self.name, {"holder": self.holder})
             self._scheduler.block(_LockFree(self))
@@ -214,7 +217,7 @@ class LabLock(_Primitive):
         if self._scheduler.aborted:  # unwinding a stopped run: free it quietly
             self.holder = None
             return
-        self._scheduler.point()
+        self._scheduler.point(self.footprint)
         self.holder = None
         self._scheduler.record("lock.release", self.name)
 
@@ -277,7 +280,7 @@ class Probes:
         me = self._scheduler.current()
         if me is None:
             return
-        self._scheduler.point()
+        self._scheduler.point(writes("probe", obj))
         self._scheduler.record("probe", obj, {"point": point})
         signal = self._signals.get((me, point))
         if signal is not None:

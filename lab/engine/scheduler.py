@@ -18,11 +18,12 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
+from lab.engine.footprint import EVERYTHING, NOTHING, Footprint
 from lab.engine.trace import Json, TraceEvent, sorted_detail
 
 DEFAULT_WATCHDOG_SECONDS = 10.0
@@ -61,6 +62,34 @@ class RunStatus(StrEnum):
     """The policy refused to go on (a replayed schedule no longer matches the code)."""
 
 
+class DecisionPoint:
+    """What the policy sees when it must choose: who can run and who just yielded.
+
+    ``pending()`` says what each live actor (blocked ones included) is about to touch: the explorer's race analysis
+    needs it, the default policy does not, so it is computed only when asked, and only valid during ``choose``.
+    """
+
+    __slots__ = ("_actors", "_executed", "current", "index", "runnable")
+
+    def __init__(
+        self, index: int, runnable: tuple[str, ...], current: str | None, actors: list[_Actor],
+        executed: list[set[tuple[str, str, str]]],
+    ) -> None:
+        self.index = index
+        self.runnable = runnable
+        self.current = current
+        self._actors = actors
+        self._executed = executed
+
+    def pending(self) -> dict[str, Footprint]:
+        """The pending footprint of every actor that has not finished, by name."""
+        return {a.name: a.pending for a in self._actors if a.state is not _State.DONE}
+
+    def last_step(self) -> Footprint:
+        """What the step that just ended was seen to touch (empty before the first step)."""
+        return frozenset(self._executed[-1]) if self._executed else frozenset()
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     """One choice of the scheduler: who could run, who did."""
@@ -87,6 +116,7 @@ class RunResult:
     errors: Mapping[str, str]
     blocked: tuple[BlockedActor, ...]
     decisions: tuple[Decision, ...]
+    step_footprints: tuple[Footprint, ...] = ()
     hang_stack: str = ""
     leaked: tuple[str, ...] = ()
     problem: str = ""
@@ -101,10 +131,11 @@ class RunResult:
 class Policy(Protocol):
     """The single decision of the scheduler: which runnable actor goes next."""
 
-    def choose(self, runnable: Sequence[str], current: str | None) -> str:
-        """Pick one of ``runnable`` (actor names, in declaration order); ``current`` is the actor that yielded.
+    def choose(self, point: DecisionPoint) -> str:
+        """Pick one of ``point.runnable`` (actor names, in declaration order).
 
-        Raise :class:`lab.errors.ReplayDivergedError` to stop the run when no choice is acceptable.
+        Raise an exception (:class:`lab.errors.ReplayDivergedError`, say) to stop the run when no choice is
+        acceptable; the run then ends as DIVERGED with the exception's message as its problem.
         """
         ...
 
@@ -112,11 +143,11 @@ class Policy(Protocol):
 class KeepCurrent:
     """The default policy: keep the current actor running until it blocks, then the lowest-numbered runnable one."""
 
-    def choose(self, runnable: Sequence[str], current: str | None) -> str:
-        """Return ``current`` if it can go on, else the first runnable actor."""
-        if current is not None and current in runnable:
-            return current
-        return runnable[0]
+    def choose(self, point: DecisionPoint) -> str:
+        """Return the current actor if it can go on, else the first runnable actor."""
+        if point.current is not None and point.current in point.runnable:
+            return point.current
+        return point.runnable[0]
 
 
 class _State(StrEnum):
@@ -135,6 +166,7 @@ class _Actor:
     thread: threading.Thread | None = None
     state: _State = _State.NEW
     waiting: Waiting | None = None
+    pending: Footprint = NOTHING
     outcome: str | None = None
     error: str | None = None
 
@@ -171,12 +203,14 @@ class Scheduler:
         self._policy = policy if policy is not None else KeepCurrent()
         self._watchdog = watchdog_seconds
         self._leak_grace = leak_grace_seconds
+        self._actor_hooks: tuple[Callable[[], None], Callable[[], None]] | None = None
         self._outcome_text = outcome_text
         self._actors: list[_Actor] = []
         self._by_name: dict[str, _Actor] = {}
         self._local = threading.local()
         self._trace: list[TraceEvent] = []
         self._decisions: list[Decision] = []
+        self._executed: list[set[tuple[str, str, str]]] = []
         self._finished = threading.Event()
         self._aborted = False
         self._started = False
@@ -198,6 +232,10 @@ class Scheduler:
         self._actors.append(actor)
         self._by_name[name] = actor
 
+    def set_actor_hooks(self, on_start: Callable[[], None], on_end: Callable[[], None]) -> None:
+        """Run ``on_start`` in each actor's thread before its body and ``on_end`` after (line tracing uses this)."""
+        self._actor_hooks = (on_start, on_end)
+
     @property
     def actor_names(self) -> tuple[str, ...]:
         """The actors' names in declaration order."""
@@ -215,11 +253,15 @@ class Scheduler:
         """True once the run is being stopped; primitives then change state without scheduling."""
         return self._aborted
 
-    def point(self) -> None:
-        """A scheduling point: the policy may let another actor run before the caller's next operation."""
+    def point(self, footprint: Footprint = EVERYTHING) -> None:
+        """A scheduling point: the policy may let another actor run before the caller's next operation.
+
+        ``footprint`` says what that operation touches; the default, "anything", is always safe.
+        """
         actor = self._me()
         if actor is None:
             return
+        actor.pending = footprint
         self._switch(actor)
 
     def record(self, op: str, obj: str = "", detail: Mapping[str, Json] | None = None, *, actor: str = "") -> None:
@@ -228,6 +270,11 @@ class Scheduler:
             return
         who = actor or self.current() or "lab"
         self._trace.append(TraceEvent(len(self._trace), who, op, obj, sorted_detail(detail or {})))
+
+    def touch(self, footprint: Footprint) -> None:
+        """Add what the running step was seen to touch to its executed footprint (the line observer calls this)."""
+        if self._executed and self._me() is not None:
+            self._executed[-1].update(footprint)
 
     def events(self) -> tuple[TraceEvent, ...]:
         """The events recorded so far, in order."""
@@ -272,6 +319,7 @@ class Scheduler:
             errors={a.name: a.error for a in self._actors if a.error is not None},
             blocked=self._blocked_report,
             decisions=tuple(self._decisions),
+            step_footprints=tuple(frozenset(step) for step in self._executed),
             hang_stack=hang_stack,
             leaked=leaked,
             problem=self._problem,
@@ -286,6 +334,8 @@ class Scheduler:
         if self._aborted:
             return
         self._local.actor = actor
+        if self._actor_hooks is not None:
+            self._actor_hooks[0]()  # e.g. start tracing lines in this thread
         try:
             self.record("start")
             value = actor.body()
@@ -297,6 +347,9 @@ class Scheduler:
             actor.outcome = "ERROR"
             actor.error = "".join(traceback.format_exception(error))
             self.record("error", detail={"type": type(error).__name__})
+        finally:
+            if self._actor_hooks is not None:
+                self._actor_hooks[1]()
         actor.state = _State.DONE
         actor.waiting = None
         if not self._aborted:
@@ -316,9 +369,11 @@ class Scheduler:
                 self._declare_deadlock()
             self._finished.set()
             return None
-        names = [actor.name for actor in runnable]
+        names = tuple(actor.name for actor in runnable)
+        point = DecisionPoint(len(self._decisions), names, current.name if current is not None else None,
+                              self._actors, self._executed)
         try:
-            chosen = self._policy.choose(names, current.name if current is not None else None)
+            chosen = self._policy.choose(point)
         except Exception as error:  # the policy refused: a replay diverged, or an exploration budget ran out
             self._status = RunStatus.DIVERGED
             self._problem = str(error)
@@ -329,8 +384,10 @@ class Scheduler:
             self._problem = f"the policy chose {chosen!r}, which cannot run now (runnable: {', '.join(names)})"
             self._finished.set()
             return None
-        self._decisions.append(Decision(tuple(names), chosen))
-        return self._by_name[chosen]
+        self._decisions.append(Decision(names, chosen))
+        actor = self._by_name[chosen]
+        self._executed.append(set(actor.pending))
+        return actor
 
     def _switch(self, actor: _Actor) -> None:
         if self._aborted:

@@ -9,7 +9,9 @@ wires the two together through :class:`Lab`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import ClassVar
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar
 
 from lab.engine.primitives import Barrier, Event, LabLock, Latch, ProbeHook, Probes
 from lab.engine.scheduler import Scheduler
@@ -101,6 +103,53 @@ class Lab:
         return name
 
 
+class Grade(StrEnum):
+    """How an outcome is judged, the way jcstress grades results."""
+
+    ACCEPTABLE = "ACCEPTABLE"
+    """Allowed, and expected."""
+    INTERESTING = "INTERESTING"
+    """Allowed, but worth a look: a lesson in itself."""
+    FORBIDDEN = "FORBIDDEN"
+    """Must never happen: reaching it fails the scenario."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One row of an outcome table: what was observed (only the keys given are compared), its grade, and why.
+
+    Keys are actor names (their outcome), keys of ``observe()`` (final state), or ``run`` (FINISHED, DEADLOCK,
+    HUNG). A hang is HUNG, never STALE: STALE is a commit status.
+    """
+
+    grade: Grade
+    reason: str
+    expect: Mapping[str, Json] = field(default_factory=dict)
+
+    def matches(self, observed: Mapping[str, Json]) -> bool:
+        """True when every key of this row has the observed value."""
+        return all(key in observed and observed[key] == value for key, value in self.expect.items())
+
+    def describe(self) -> str:
+        """The row's keys as ``slow=STALE, fast=COMMITTED, version=1``."""
+        return ", ".join(f"{key}={value}" for key, value in self.expect.items()) or "(anything)"
+
+
+def acceptable(reason: str, **expect: Json) -> Outcome:
+    """An ACCEPTABLE row: ``acceptable("fast committed first", fast="COMMITTED", slow="STALE")``."""
+    return Outcome(Grade.ACCEPTABLE, reason, expect)
+
+
+def interesting(reason: str, **expect: Json) -> Outcome:
+    """An INTERESTING row: allowed, and worth a look."""
+    return Outcome(Grade.INTERESTING, reason, expect)
+
+
+def forbidden(reason: str, **expect: Json) -> Outcome:
+    """A FORBIDDEN row: reaching it fails the scenario."""
+    return Outcome(Grade.FORBIDDEN, reason, expect)
+
+
 def versioned_state(session: VersionedSession) -> dict[str, Json]:
     """What most scenarios observe of a versioned session: its version and the contents of its history."""
     version, history = session.snapshot()
@@ -125,6 +174,11 @@ class Scenario:
     - ``invariants(self)``: ``(name, bool)`` pairs that must all hold at the end;
     - ``expect_run``: ``"FINISHED"`` (the default) or ``"DEADLOCK"`` when the deadlock is the lesson, with
       ``expect_blocked`` saying what each stuck actor waits for.
+
+    A *race* scenario leaves the order to the explorer: instead of latches and ``expect`` it declares ``outcomes``,
+    a table of :class:`Outcome` rows, and may list ``variants``, the session classes it can be run over (the first
+    is the correct one; ``self.variant`` is the class chosen for this run). ``line_modules`` names extra modules
+    whose every line is a scheduling point at line granularity.
     """
 
     source: ClassVar[str] = ""
@@ -134,8 +188,20 @@ class Scenario:
     expect_run: ClassVar[str] = "FINISHED"
     expect_blocked: ClassVar[Mapping[str, str]] = {}
     mutant: ClassVar[bool] = False
+    outcomes: ClassVar[Sequence[Outcome]] = ()
+    variants: ClassVar[Mapping[str, Any]] = {}
+    line_modules: ClassVar[Sequence[str]] = ()
 
     lab: Lab
+    variant: Any = None
+
+    @classmethod
+    def outcome_table(cls) -> tuple[Outcome, ...]:
+        """The declared table, or for a latch-ordered scenario the one outcome its latches must leave."""
+        if cls.outcomes:
+            return tuple(cls.outcomes)
+        expect: dict[str, Json] = {"run": cls.expect_run, **cls.expect, **cls.expect_state}
+        return (Outcome(Grade.ACCEPTABLE, "the one outcome this scenario's latches teach", expect),)
 
     def setup(self) -> None:
         """Build the world: sessions, transports, latches, holds."""

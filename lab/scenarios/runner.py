@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from lab.engine.lines import LineTracer
 from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS, BlockedActor, Policy, RunResult, RunStatus, Scheduler
 from lab.engine.trace import Json, TraceEvent, sorted_detail
-from lab.scenarios.base import Lab, Scenario
+from lab.errors import UsageError
+from lab.scenarios.base import Grade, Lab, Scenario
 from lab.scenarios.loader import LoadedScenario
 
 
@@ -26,11 +30,15 @@ class Verdict(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Check:
-    """One named expectation, whether it held, and why not."""
+    """One named expectation, whether it held, and why not.
+
+    ``kind`` says what was checked: ``run``, ``outcome``, ``state``, ``blocked``, ``table`` or ``invariant``.
+    """
 
     name: str
     passed: bool
     reason: str = ""
+    kind: str = ""
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,19 @@ class ScenarioResult:
     errors: Mapping[str, str] = field(default_factory=dict)
     problem: str = ""
     seconds: float = 0.0
+    variant: str = ""
+    granularity: str = "probe"
+    run: RunResult | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def observed(self) -> dict[str, Json]:
+        """What an outcome-table row is compared with: the run status, each actor's outcome, the final state."""
+        return {"run": self.run_status, **self.outcomes, **self.state}
+
+    @property
+    def failed_invariants(self) -> tuple[str, ...]:
+        """The names of the invariants that did not hold."""
+        return tuple(c.name for c in self.checks if c.kind == "invariant" and not c.passed)
 
     @property
     def passed(self) -> bool:
@@ -82,13 +103,36 @@ def outcome_text(value: object) -> str:
     return str(getattr(value, "value", value))
 
 
+GRANULARITIES = ("probe", "line")
+DEFAULT_LINE_MODULES = ("lab.sessions.versioned", "lab.sessions.transactional", "lab.mutants")
+
+
 def run_scenario(
-    loaded: LoadedScenario, *, policy: Policy | None = None, watchdog_seconds: float = DEFAULT_WATCHDOG_SECONDS
+    loaded: LoadedScenario,
+    *,
+    policy: Policy | None = None,
+    watchdog_seconds: float = DEFAULT_WATCHDOG_SECONDS,
+    granularity: str = "probe",
+    variant: str | None = None,
+    observe_lines: bool = False,
 ) -> ScenarioResult:
-    """Build a fresh world for ``loaded``, run its actors under ``policy``, and grade the run."""
+    """Build a fresh world for ``loaded``, run its actors under ``policy``, and grade the run.
+
+    ``granularity="line"`` makes every line of the modules under test a scheduling point; ``variant`` picks one of
+    a race scenario's session classes (the first, the correct one, by default). ``observe_lines`` records what
+    each step touched in the modules under test without adding scheduling points (the explorer uses it).
+    """
+    if granularity not in GRANULARITIES:
+        raise ValueError(f"granularity is one of {', '.join(GRANULARITIES)}, not {granularity!r}")
     scheduler = Scheduler(policy=policy, watchdog_seconds=watchdog_seconds, outcome_text=outcome_text)
+    if granularity == "line" or observe_lines:
+        tracer = LineTracer(scheduler, line_files(loaded.cls), schedule=granularity == "line")
+        scheduler.set_actor_hooks(tracer.install, tracer.uninstall)
     scenario = loaded.cls()
     scenario.lab = lab = Lab(scheduler)
+    variant_name = _pick_variant(loaded.cls, variant)
+    if variant_name:
+        scenario.variant = loaded.cls.variants[variant_name]
     for name in loaded.cls.actors:
         scheduler.add_actor(name, getattr(scenario, name))
     try:
@@ -113,32 +157,62 @@ def run_scenario(
         mutant=loaded.cls.mutant, verdict=verdict, run_status=str(run.status), expect=dict(loaded.cls.expect),
         outcomes=dict(run.outcomes), state=state, checks=checks, trace=trace, requests=requests,
         transport_calls=calls, blocked=run.blocked, errors=dict(run.errors), problem=run.problem,
-        seconds=run.seconds,
+        seconds=run.seconds, variant=variant_name, granularity=granularity, run=run,
     )
+
+
+def line_files(cls: type[Scenario]) -> list[str]:
+    """The source files whose lines are scheduling points at line granularity."""
+    files = []
+    for module in (*DEFAULT_LINE_MODULES, *cls.line_modules):
+        spec = importlib.util.find_spec(module) if module not in sys.modules else None
+        origin = getattr(sys.modules.get(module), "__file__", None) or (spec.origin if spec else None)
+        if origin:
+            files.append(origin)
+    return files
+
+
+def _pick_variant(cls: type[Scenario], variant: str | None) -> str:
+    if variant is None:
+        return next(iter(cls.variants), "")
+    if variant not in cls.variants:
+        known = ", ".join(cls.variants) or "none"
+        raise UsageError(f"scenario has no variant {variant!r} (variants: {known})")
+    return variant
 
 
 def _grade(
     cls: type[Scenario], run: RunResult, state: Mapping[str, Json], invariants: list[tuple[str, bool]]
 ) -> tuple[Check, ...]:
-    checks = [_equal(f"run ends {cls.expect_run}", cls.expect_run, str(run.status), run.problem)]
+    checks = [_equal("run", f"run ends {cls.expect_run}", cls.expect_run, str(run.status), run.problem)]
     for actor in cls.actors:
         if actor in cls.expect:
-            checks.append(_equal(f"{actor} -> {cls.expect[actor]}", cls.expect[actor], run.outcomes[actor]))
+            checks.append(_equal("outcome", f"{actor} -> {cls.expect[actor]}", cls.expect[actor], run.outcomes[actor]))
         elif run.outcomes[actor] == "ERROR":
-            checks.append(Check(f"{actor} does not raise", False, _last_line(run.errors.get(actor, ""))))
+            checks.append(Check(f"{actor} does not raise", False, _last_line(run.errors.get(actor, "")), "outcome"))
     for key, wanted in cls.expect_state.items():
-        checks.append(_equal(f"state {key} == {_short(wanted)}", wanted, state.get(key, "<not observed>")))
+        checks.append(_equal("state", f"state {key} == {_short(wanted)}", wanted, state.get(key, "<not observed>")))
     blocked = {b.actor: b.waits_for for b in run.blocked}
     for actor, waits_for in cls.expect_blocked.items():
-        checks.append(_equal(f"{actor} blocked on {waits_for}", waits_for, blocked.get(actor, "<not blocked>")))
-    checks.extend(Check(name, held, "" if held else "does not hold") for name, held in invariants)
+        checks.append(_equal("blocked", f"{actor} blocked on {waits_for}", waits_for,
+                             blocked.get(actor, "<not blocked>")))
+    if cls.outcomes:
+        observed = {"run": str(run.status), **run.outcomes, **state}
+        row = next((row for row in cls.outcomes if row.matches(observed)), None)
+        if row is None:
+            checks.append(Check("the outcome is in the table", False, f"undeclared: {_short(observed)}", "table"))
+        else:
+            allowed = row.grade is not Grade.FORBIDDEN
+            checks.append(Check("the outcome is in the table", allowed,
+                                "" if allowed else f"FORBIDDEN: {row.reason}", "table"))
+    checks.extend(Check(name, held, "" if held else "does not hold", "invariant") for name, held in invariants)
     return tuple(checks)
 
 
-def _equal(name: str, wanted: object, got: object, why: str = "") -> Check:
+def _equal(kind: str, name: str, wanted: object, got: object, why: str = "") -> Check:
     if wanted == got:
-        return Check(name, True)
-    return Check(name, False, f"got {_short(got)}" + (f": {why}" if why else ""))
+        return Check(name, True, "", kind)
+    return Check(name, False, f"got {_short(got)}" + (f": {why}" if why else ""), kind)
 
 
 def _short(value: object) -> str:
@@ -161,9 +235,9 @@ def _errored(loaded: LoadedScenario, problem: str, details: str, *, run: RunResu
         mutant=loaded.cls.mutant, verdict=Verdict.ERROR,
         run_status=str(run.status) if run is not None else "NOT_RUN", expect=dict(loaded.cls.expect),
         outcomes=dict(run.outcomes) if run is not None else {}, state={},
-        checks=(Check("scenario runs", False, problem),), trace=run.trace if run is not None else (),
+        checks=(Check("scenario runs", False, problem, "run"),), trace=run.trace if run is not None else (),
         errors={"lab": details} if details else {}, problem=problem,
-        seconds=run.seconds if run is not None else 0.0,
+        seconds=run.seconds if run is not None else 0.0, run=run,
     )
 
 

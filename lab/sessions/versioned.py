@@ -78,7 +78,10 @@ class Ticket:
 
 
 @dataclass(frozen=True, slots=True)
-class _Receipt:
+class Receipt:
+    """What the session remembers of a committed request id: its question and answer, to tell a duplicate from a
+    conflict."""
+
     question: str
     answer: str
 
@@ -112,7 +115,7 @@ class VersionedSession:
         self._probe = probe
         self._version = 0
         self._history: tuple[Message, ...] = ()
-        self._receipts: OrderedDict[str, _Receipt] = OrderedDict()
+        self._receipts: OrderedDict[str, Receipt] = OrderedDict()
 
     @property
     def version(self) -> int:
@@ -149,7 +152,7 @@ class VersionedSession:
                 return CommitStatus.INVALID
             receipt = self._receipts.get(ticket.request_id)
             if receipt is not None:
-                if receipt == _Receipt(ticket.question, answer):
+                if receipt == Receipt(ticket.question, answer):
                     return CommitStatus.DUPLICATE
                 return CommitStatus.ID_CONFLICT
             if ticket.version != self._version:
@@ -166,7 +169,7 @@ class VersionedSession:
         self._probe("commit:write")
         self._history = tuple(history)
         self._version += 1
-        self._receipts[ticket.request_id] = _Receipt(ticket.question, answer)
+        self._receipts[ticket.request_id] = Receipt(ticket.question, answer)
         while len(self._receipts) > self.receipt_capacity:
             self._receipts.popitem(last=False)
 
