@@ -23,6 +23,7 @@ REQUIRED = {
     "receipt_eviction", "timeout_after_trim", "rejected_before_transport", "reply_table",
     "synchronized_blocks_fast", "versioned_lets_fast_through", "synchronized_fast_first_deadlocks",
     "mutant_check_outside_lock", "mutant_trim_by_message",
+    "race_two_requests", "race_duplicate_delivery", "race_failed_reply", "race_chat_two_questions",
 }
 
 
@@ -70,9 +71,10 @@ class TestShippedScenarios:
         assert lines == [
             "slow start", "slow probe s1 (point=begin:enter)", "slow lock.acquire s1.lock",
             "slow lock.release s1.lock", "slow note (text=begin -> ticket v0)",
+            "slow latch.count_down slow-began (remaining=0)",
             "slow latch.wait fast-committed (blocked=True, remaining=1)",
-            "fast start", "fast probe s1 (point=begin:enter)", "fast lock.acquire s1.lock",
-            "fast lock.release s1.lock", "fast note (text=begin -> ticket v0)",
+            "fast start", "fast latch.wait slow-began (remaining=0)", "fast probe s1 (point=begin:enter)",
+            "fast lock.acquire s1.lock", "fast lock.release s1.lock", "fast note (text=begin -> ticket v0)",
             "fast probe s1 (point=commit:enter)", "fast lock.acquire s1.lock", "fast probe s1 (point=commit:checked)",
             "fast probe s1 (point=commit:write)", "fast lock.release s1.lock",
             "fast latch.count_down fast-committed (remaining=0)", "fast end -> COMMITTED",

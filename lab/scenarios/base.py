@@ -171,7 +171,8 @@ class Scenario:
     - one method per actor; what it returns is its outcome (a status such as ``CommitStatus.STALE``);
     - ``expect``: the outcome each actor must get;
     - ``observe(self)`` and ``expect_state``: the final state to compare (``{"version": 1}``);
-    - ``invariants(self)``: ``(name, bool)`` pairs that must all hold at the end;
+    - ``invariants(self)``: ``(name, bool)`` pairs that must all hold at the end (a mutant lists in
+      ``expect_broken`` the ones it is meant to break);
     - ``expect_run``: ``"FINISHED"`` (the default) or ``"DEADLOCK"`` when the deadlock is the lesson, with
       ``expect_blocked`` saying what each stuck actor waits for.
 
@@ -179,6 +180,9 @@ class Scenario:
     a table of :class:`Outcome` rows, and may list ``variants``, the session classes it can be run over (the first
     is the correct one; ``self.variant`` is the class chosen for this run). ``line_modules`` names extra modules
     whose every line is a scheduling point at line granularity.
+
+    A *pinned* scenario (see :func:`lab.scenarios.pinning.pinned_scenario`) replays one recorded ``schedule`` of a
+    race scenario at its ``granularity`` and ``variant_name``: a counterexample kept as a lesson.
     """
 
     source: ClassVar[str] = ""
@@ -191,6 +195,10 @@ class Scenario:
     outcomes: ClassVar[Sequence[Outcome]] = ()
     variants: ClassVar[Mapping[str, Any]] = {}
     line_modules: ClassVar[Sequence[str]] = ()
+    expect_broken: ClassVar[Sequence[str]] = ()
+    schedule: ClassVar[str] = ""
+    granularity: ClassVar[str] = "probe"
+    variant_name: ClassVar[str] = ""
 
     lab: Lab
     variant: Any = None

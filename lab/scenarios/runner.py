@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from lab.engine.lines import LineTracer
+from lab.engine.schedule import ReplayPolicy
 from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS, BlockedActor, Policy, RunResult, RunStatus, Scheduler
 from lab.engine.trace import Json, TraceEvent, sorted_detail
 from lab.errors import UsageError
@@ -122,6 +123,10 @@ def run_scenario(
     a race scenario's session classes (the first, the correct one, by default). ``observe_lines`` records what
     each step touched in the modules under test without adding scheduling points (the explorer uses it).
     """
+    if loaded.cls.schedule and policy is None:  # a pinned counterexample replays its recorded interleaving
+        policy = ReplayPolicy(loaded.cls.schedule, loaded.cls.actors)
+        granularity = loaded.cls.granularity
+        variant = variant or loaded.cls.variant_name or None
     if granularity not in GRANULARITIES:
         raise ValueError(f"granularity is one of {', '.join(GRANULARITIES)}, not {granularity!r}")
     scheduler = Scheduler(policy=policy, watchdog_seconds=watchdog_seconds, outcome_text=outcome_text)
@@ -205,7 +210,12 @@ def _grade(
             allowed = row.grade is not Grade.FORBIDDEN
             checks.append(Check("the outcome is in the table", allowed,
                                 "" if allowed else f"FORBIDDEN: {row.reason}", "table"))
-    checks.extend(Check(name, held, "" if held else "does not hold", "invariant") for name, held in invariants)
+    for name, held in invariants:
+        if name in cls.expect_broken:
+            checks.append(Check(f"the bug shows: {name} is broken", not held, "" if not held else "it holds",
+                                "invariant"))
+        else:
+            checks.append(Check(name, held, "" if held else "does not hold", "invariant"))
     return tuple(checks)
 
 
