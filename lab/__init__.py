@@ -20,6 +20,7 @@ from lab.scenarios.base import (
     interesting,
     versioned_state,
 )
+from lab.scenarios.pinning import pinned_scenario
 from lab.sessions.transactional import AskResult, AskStatus, TransactionalChat
 from lab.sessions.versioned import CommitStatus, Ticket, VersionedSession
 from lab.transport.contract import FailureKind, Reply, Transport, TransportFailure
@@ -68,6 +69,7 @@ __all__ = [
     "forbidden",
     "interesting",
     "is_whole_pairs",
+    "pinned_scenario",
     "replies",
     "versioned_state",
 ]

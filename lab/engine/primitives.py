@@ -217,8 +217,10 @@ class LabLock(_Primitive):
         if self._scheduler.aborted:  # unwinding a stopped run: free it quietly
             self.holder = None
             return
-        self._scheduler.point(self.footprint)
-        self.holder = None
+        try:
+            self._scheduler.point(self.footprint)
+        finally:  # a run stopped at this point still frees the lock, so no one is left holding it
+            self.holder = None
         self._scheduler.record("lock.release", self.name)
 
     def __enter__(self) -> LabLock:

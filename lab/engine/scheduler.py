@@ -204,6 +204,7 @@ class Scheduler:
         self._watchdog = watchdog_seconds
         self._leak_grace = leak_grace_seconds
         self._actor_hooks: tuple[Callable[[], None], Callable[[], None]] | None = None
+        self._end_watcher: Callable[[str, int], None] | None = None
         self._outcome_text = outcome_text
         self._actors: list[_Actor] = []
         self._by_name: dict[str, _Actor] = {}
@@ -231,6 +232,14 @@ class Scheduler:
         actor.baton.acquire()  # an actor waits for the baton before its first step
         self._actors.append(actor)
         self._by_name[name] = actor
+
+    def watch_ends(self, watcher: Callable[[str, int], None]) -> None:
+        """Call ``watcher(actor, step)`` in each actor's thread right after it ends, outside the lab's view.
+
+        While the watcher runs, the thread is not an actor: lab primitives behave like plain threading objects, so
+        the watcher can read state (``session.snapshot()``) without creating scheduling points.
+        """
+        self._end_watcher = watcher
 
     def set_actor_hooks(self, on_start: Callable[[], None], on_end: Callable[[], None]) -> None:
         """Run ``on_start`` in each actor's thread before its body and ``on_end`` after (line tracing uses this)."""
@@ -341,6 +350,12 @@ class Scheduler:
             value = actor.body()
             actor.outcome = self._outcome_text(value)
             self.record("end", detail={"outcome": actor.outcome})
+            if self._end_watcher is not None:
+                self._local.actor = None
+                try:
+                    self._end_watcher(actor.name, len(self._trace) - 1)
+                finally:
+                    self._local.actor = actor
         except _Aborted:
             return
         except Exception as error:  # an actor's failure is the scenario's result, not the lab's crash

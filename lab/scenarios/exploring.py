@@ -187,12 +187,12 @@ def _confirm(
 
 def replay_scenario(
     loaded: LoadedScenario, schedule: str, *, granularity: str = "probe", variant: str | None = None,
-    watchdog_seconds: float = EXPLORE_WATCHDOG_SECONDS,
+    watchdog_seconds: float = EXPLORE_WATCHDOG_SECONDS, watch_states: bool = False,
 ) -> ScenarioResult:
     """Run ``loaded`` under exactly ``schedule``; a divergence ends the run as DIVERGED, with where it happened."""
     policy = ReplayPolicy(schedule, loaded.cls.actors)
     result = run_scenario(loaded, policy=policy, granularity=granularity, variant=variant,
-                          watchdog_seconds=watchdog_seconds)
+                          watchdog_seconds=watchdog_seconds, watch_states=watch_states)
     if result.run_status != "DIVERGED" and not policy.finished:
         return _diverged(result, f"the run ended with {policy.remaining} recorded choice(s) unused")
     return result

@@ -67,6 +67,7 @@ class ScenarioResult:
     variant: str = ""
     granularity: str = "probe"
     run: RunResult | None = field(default=None, repr=False, compare=False)
+    state_rows: tuple[tuple[int, Mapping[str, Json]], ...] = field(default=(), repr=False, compare=False)
 
     @property
     def observed(self) -> dict[str, Json]:
@@ -116,12 +117,14 @@ def run_scenario(
     granularity: str = "probe",
     variant: str | None = None,
     observe_lines: bool = False,
+    watch_states: bool = False,
 ) -> ScenarioResult:
     """Build a fresh world for ``loaded``, run its actors under ``policy``, and grade the run.
 
     ``granularity="line"`` makes every line of the modules under test a scheduling point; ``variant`` picks one of
     a race scenario's session classes (the first, the correct one, by default). ``observe_lines`` records what
     each step touched in the modules under test without adding scheduling points (the explorer uses it).
+    ``watch_states`` records ``observe()`` after each actor ends (replay prints these as state rows).
     """
     if loaded.cls.schedule and policy is None:  # a pinned counterexample replays its recorded interleaving
         policy = ReplayPolicy(loaded.cls.schedule, loaded.cls.actors)
@@ -144,6 +147,9 @@ def run_scenario(
         scenario.setup()
     except Exception as error:
         return _errored(loaded, f"setup() raised {_one_line(error)}", traceback.format_exc())
+    state_rows: list[tuple[int, Mapping[str, Json]]] = []
+    if watch_states:
+        scheduler.watch_ends(lambda actor, step: state_rows.append((step, _safe_observe(scenario))))
 
     run = scheduler.run()
     requests = tuple(body for transport in lab.transports for body in transport.requests)
@@ -152,8 +158,10 @@ def run_scenario(
         state = sorted_detail(dict(scenario.observe()))
         invariants = [(str(name), bool(held)) for name, held in scenario.invariants()]
     except Exception as error:
-        return _errored(loaded, f"observe() or invariants() raised {_one_line(error)}", traceback.format_exc(),
-                        run=run)
+        problem = f"observe() or invariants() raised {_one_line(error)}"
+        if run.problem:  # the run's own problem (a divergence, a deadlock) is what the user needs first
+            problem = f"{run.problem}; then {problem}"
+        return _errored(loaded, problem, traceback.format_exc(), run=run)
     trace = (*run.trace, TraceEvent(len(run.trace), "lab", "final", "", state))
     checks = _grade(loaded.cls, run, state, invariants)
     verdict = Verdict.PASS if all(check.passed for check in checks) else Verdict.FAIL
@@ -162,8 +170,15 @@ def run_scenario(
         mutant=loaded.cls.mutant, verdict=verdict, run_status=str(run.status), expect=dict(loaded.cls.expect),
         outcomes=dict(run.outcomes), state=state, checks=checks, trace=trace, requests=requests,
         transport_calls=calls, blocked=run.blocked, errors=dict(run.errors), problem=run.problem,
-        seconds=run.seconds, variant=variant_name, granularity=granularity, run=run,
+        seconds=run.seconds, variant=variant_name, granularity=granularity, run=run, state_rows=tuple(state_rows),
     )
+
+
+def _safe_observe(scenario: Scenario) -> Mapping[str, Json]:
+    try:
+        return sorted_detail(dict(scenario.observe()))
+    except Exception as error:  # another actor may hold the lock observe() needs: say so, do not stop the run
+        return {"unreadable": _one_line(error)}
 
 
 def line_files(cls: type[Scenario]) -> list[str]:

@@ -13,7 +13,9 @@ TEMPLATE = '''\
 """{title}: replace this line with what the scenario teaches, in one sentence.
 
 Say here which article section it comes from and what a learner should notice in the trace. This template runs as
-it is: two requests begin at version 0, a latch makes `first` commit before `second`, and `second` comes back STALE.
+it is: two requests begin at version 0 (latch `second-began`), a latch makes `first` commit before `second`
+(latch `first-done`), and `second` comes back STALE. `python run.py --explore --out DIR --scenario {name}` checks
+that the latches leave this one outcome under every interleaving.
 Change the latch order, the expectations, or the session, and run it again:
 
     python run.py --out evidence/try-{name} --scenario {name}
@@ -35,16 +37,19 @@ class {cls}(Scenario):
         # Inject the lab's lock and probe so every step of the session shows in the trace.
         self.session = VersionedSession("s1", lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
         # A latch nobody counts down is the most common mistake: the run then stops with a deadlock report.
+        self.second_began = self.lab.latch("second-began")
         self.first_done = self.lab.latch("first-done")
 
     def first(self) -> CommitStatus:
         ticket = self.session.begin("r-first", "first question")
+        self.second_began.wait()  # both must hold a version-0 ticket before anyone commits
         status = self.session.commit(ticket, "first answer", "stop")
         self.first_done.count_down()
         return status
 
     def second(self) -> CommitStatus:
         ticket = self.session.begin("r-second", "second question")
+        self.second_began.count_down()
         self.first_done.wait()
         return self.session.commit(ticket, "second answer", "stop")
 
@@ -57,10 +62,15 @@ class {cls}(Scenario):
 '''
 
 
-def write_template(folder: Path, name: str) -> Path:
-    """Write ``folder/NAME.py`` from the template; refuses a bad name or an existing file."""
+def check_new_name(name: str) -> None:
+    """Refuse a scenario name that is not lower_snake_case (it becomes a file and a folder name)."""
     if not _NAME.match(name):
         raise UsageError(f"scenario name {name!r} must be lower_snake_case (letters, digits, underscores)")
+
+
+def write_template(folder: Path, name: str) -> Path:
+    """Write ``folder/NAME.py`` from the template; refuses a bad name or an existing file."""
+    check_new_name(name)
     path = folder / f"{name}.py"
     cls = "".join(part.capitalize() for part in name.split("_") if part)
     text = TEMPLATE.format(title=name.replace("_", " ").capitalize(), name=name, cls=cls)
