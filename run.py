@@ -136,9 +136,9 @@ def _run(args: argparse.Namespace, command: list[str], console: Console) -> int:
         settings = {"granularities": granularities, "preemption_bound": args.preemptions,
                     "max_schedules": args.max_schedules}
         explorations, matrix = _explore(loaded, granularities, args, console)
+    exploring = {"explorations": explorations, "kill_matrix": matrix, "explore_settings": settings} if settings else {}
     audit = write_evidence(folder, results, broken, root=ROOT, command=command, started=started,
-                           ended=datetime.now(UTC), explorations=explorations, kill_matrix=matrix,
-                           explore_settings=settings)
+                           ended=datetime.now(UTC), **exploring)
     ok = not broken and all(result.passed for result in results) and _explored_ok(explorations, matrix)
     console.print(f"evidence written to {args.out} ({'all checks passed' if ok else 'SOME CHECKS FAILED'}; "
                   f"self-audit {'ok' if audit.ok else 'FOUND PROBLEMS'})", markup=False, highlight=False)
