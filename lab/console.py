@@ -195,11 +195,11 @@ def _build(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[Asker, str
 
 
 def _live_transport(args: argparse.Namespace, env: Mapping[str, str]) -> HttpTransport:
+    if not env.get(API_KEY_VARIABLE, "").strip():  # the key first: it is the step a new user most often misses
+        raise UsageError(f"--live needs an API key in the environment variable {API_KEY_VARIABLE}")
     base_url = args.base_url or env.get(BASE_URL_VARIABLE, "")
     if not base_url:
         raise UsageError(f"--live needs a base URL: pass --base-url or set {BASE_URL_VARIABLE}")
-    if not env.get(API_KEY_VARIABLE, "").strip():
-        raise UsageError(f"--live needs an API key in the environment variable {API_KEY_VARIABLE}")
     # Surrounding whitespace (a newline left by `export KEY=$(cat file)`) is never part of a key.
     return HttpTransport(base_url, env[API_KEY_VARIABLE].strip(), deadline=args.deadline)
 
