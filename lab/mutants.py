@@ -21,15 +21,14 @@ class CheckOutsideLockSession(VersionedSession):
     def commit(self, ticket: Ticket, answer: str | None, finish_reason: str | None) -> CommitStatus:
         """Check, then (too late) lock and write."""
         self._probe("commit:enter")
-        if ticket.session_id != self.session_id:
-            return CommitStatus.FOREIGN
-        if answer is None or not answer.strip() or finish_reason != "stop":
-            return CommitStatus.INVALID
-        if ticket.version != self.version:  # the bug: nothing stops another commit between here and the write
-            return CommitStatus.STALE
+        refused = (  # the bug: nothing stops another commit between these checks and the write
+            self._refuse_foreign(ticket) or self._refuse_invalid(answer, finish_reason) or self._refuse_stale(ticket)
+        )
+        if refused is not None:
+            return refused
         self._probe("commit:checked")
         with self._lock:
-            self._apply(ticket, answer)
+            self._apply(ticket, str(answer))
             return CommitStatus.COMMITTED
 
 
@@ -66,18 +65,16 @@ class ReceiptsAfterVersionSession(VersionedSession):
         """Validate, then version, then receipts (the wrong order)."""
         self._probe("commit:enter")
         with self._lock:
-            if ticket.session_id != self.session_id:
-                return CommitStatus.FOREIGN
-            if answer is None or not answer.strip() or finish_reason != "stop":
-                return CommitStatus.INVALID
-            if ticket.version != self._version:  # the bug: a committed request's retry never reaches its receipt
-                return CommitStatus.STALE
-            receipt = self._receipts.get(ticket.request_id)
-            if receipt is not None:
-                same = (receipt.question, receipt.answer) == (ticket.question, answer)
-                return CommitStatus.DUPLICATE if same else CommitStatus.ID_CONFLICT
+            refused = (
+                self._refuse_foreign(ticket)
+                or self._refuse_invalid(answer, finish_reason)
+                or self._refuse_stale(ticket)  # the bug: a committed request's retry never reaches its receipt
+                or self._refuse_by_receipt(ticket, answer)
+            )
+            if refused is not None:
+                return refused
             self._probe("commit:checked")
-            self._apply(ticket, answer)
+            self._apply(ticket, str(answer))
             return CommitStatus.COMMITTED
 
 
@@ -94,22 +91,17 @@ class BumpBeforeValidationSession(VersionedSession):
         with self._lock:
             if ticket.session_id != self.session_id:
                 return CommitStatus.FOREIGN
-            if ticket.request_id not in self._receipts and ticket.version == self._version:
+            claimed = ticket.request_id not in self._receipts and ticket.version == self._version
+            if claimed:
                 self._version += 1  # the bug: claimed before the reply is known to be valid
-                claimed = True
-            else:
-                claimed = False
-            if answer is None or not answer.strip() or finish_reason != "stop":
-                return CommitStatus.INVALID
-            receipt = self._receipts.get(ticket.request_id)
-            if receipt is not None:
-                same = (receipt.question, receipt.answer) == (ticket.question, answer)
-                return CommitStatus.DUPLICATE if same else CommitStatus.ID_CONFLICT
+            refused = self._refuse_invalid(answer, finish_reason) or self._refuse_by_receipt(ticket, answer)
+            if refused is not None:
+                return refused
             if not claimed:
                 return CommitStatus.STALE
             self._probe("commit:checked")
             self._version -= 1  # _apply bumps it again
-            self._apply(ticket, answer)
+            self._apply(ticket, str(answer))
             return CommitStatus.COMMITTED
 
 

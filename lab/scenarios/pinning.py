@@ -21,7 +21,7 @@ from lab.scenarios.base import Scenario
 from lab.scenarios.exploring import ScenarioExploration
 from lab.scenarios.loader import LoadedScenario, load
 from lab.scenarios.runner import ScenarioResult
-from lab.scenarios.template import check_new_name
+from lab.scenarios.template import check_new_name, write_new_scenario_file
 
 
 def pinned_scenario(
@@ -94,14 +94,8 @@ def save_counterexample(
 ) -> Path:
     """Write ``folder/NAME.py`` for the counterexample; refuses a bad name or an existing file."""
     check_new_name(name)
-    path = folder / f"{name}.py"
     text = counterexample_source(name, exploration, replayed, actors)
-    try:
-        with path.open("x", encoding="utf-8") as file:
-            file.write(text)
-    except FileExistsError:
-        raise UsageError(f"{path.name} already exists; choose another name (nothing was overwritten)") from None
-    return path
+    return write_new_scenario_file(folder / f"{name}.py", text)
 
 
 def interleaving_lines(trace: Sequence[TraceEvent], actors: Sequence[str], width: int = 34) -> list[str]:

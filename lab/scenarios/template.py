@@ -74,6 +74,11 @@ def write_template(folder: Path, name: str) -> Path:
     path = folder / f"{name}.py"
     cls = "".join(part.capitalize() for part in name.split("_") if part)
     text = TEMPLATE.format(title=name.replace("_", " ").capitalize(), name=name, cls=cls)
+    return write_new_scenario_file(path, text)
+
+
+def write_new_scenario_file(path: Path, text: str) -> Path:
+    """Create ``path`` with ``text``; never overwrites (the open is exclusive), so a learner's file is safe."""
     try:
         with path.open("x", encoding="utf-8") as file:
             file.write(text)
