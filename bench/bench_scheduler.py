@@ -13,13 +13,12 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from lab.engine.primitives import LabLock
-from lab.engine.scheduler import Scheduler
+from lab.engine.scheduler import DecisionPoint, Scheduler
 
 
 def event_ping_pong(handoffs: int) -> float:
@@ -46,13 +45,16 @@ def event_ping_pong(handoffs: int) -> float:
 
 
 class _Alternate:
-    def choose(self, runnable: Sequence[str], current: str | None) -> str:
-        others = [name for name in runnable if name != current]
-        return others[0] if others else runnable[0]
+    def choose(self, point: DecisionPoint) -> str:
+        others = [name for name in point.runnable if name != point.current]
+        return others[0] if others else point.runnable[0]
 
 
 def lab_steps(steps: int, *, switching: bool, traced: bool) -> float:
-    """Seconds per scheduling step of two actors; with ``switching`` every step hands the baton to the other."""
+    """Seconds per scheduling step of two actors; with ``switching`` every step hands the baton to the other.
+
+    A step is one scheduling decision (untraced) or one trace event (traced), whichever the run made more of.
+    """
     scheduler = Scheduler(policy=_Alternate() if switching else None)
     lock = LabLock(scheduler, "l")
     per_actor = steps // 2
@@ -69,7 +71,7 @@ def lab_steps(steps: int, *, switching: bool, traced: bool) -> float:
     scheduler.add_actor("a", body)
     scheduler.add_actor("b", body)
     result = scheduler.run()
-    return result.seconds / steps
+    return result.seconds / max(len(result.decisions), len(result.trace) if traced else 0, 1)
 
 
 def main() -> int:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 
 import pytest
 
 from lab.engine.primitives import Barrier, Event, LabLock, Latch, Probes
-from lab.engine.scheduler import RunStatus, Scheduler
+from lab.engine.scheduler import DecisionPoint, RunStatus, Scheduler
 from lab.errors import ReplayDivergedError
 
 
@@ -198,7 +197,7 @@ class TestPolicy:
         """A policy that raises (a replay that no longer matches) stops the run and says why."""
 
         class _Refuse:
-            def choose(self, runnable: Sequence[str], current: str | None) -> str:
+            def choose(self, point: DecisionPoint) -> str:
                 raise ReplayDivergedError("step 0: expected b to be runnable")
 
         s = Scheduler(policy=_Refuse())
@@ -222,6 +221,6 @@ class TestPolicy:
 class _Alternate:
     """Switch to another actor at every point where one can run."""
 
-    def choose(self, runnable: Sequence[str], current: str | None) -> str:
-        others = [name for name in runnable if name != current]
-        return others[0] if others else runnable[0]
+    def choose(self, point: DecisionPoint) -> str:
+        others = [name for name in point.runnable if name != point.current]
+        return others[0] if others else point.runnable[0]
