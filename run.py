@@ -152,10 +152,13 @@ def _explore(
     with _progress(console) as progress:
         for item in loaded:
             for granularity in granularities:
-                task = progress.add_task(f"{item.name} ({granularity})", total=None, outcomes=0)
+                task = progress.add_task(f"{item.name} ({granularity})", total=None, outcomes=0, rate="")
 
                 def tick(found: Exploration, task: TaskID = task) -> None:
-                    progress.update(task, completed=found.schedules + found.pruned, outcomes=len(found.counts))
+                    done = found.schedules + found.pruned
+                    elapsed = progress.tasks[task].elapsed or 0.0
+                    rate = f"{done / elapsed:,.0f}/s" if elapsed > 0 else ""
+                    progress.update(task, completed=done, outcomes=len(found.counts), rate=rate)
 
                 explorations.append(explore_scenario(item, granularity=granularity,
                                                      preemption_bound=args.preemptions,
@@ -164,7 +167,8 @@ def _explore(
         races = [item for item in loaded if item.cls.variants]
         matrix = None
         if races:
-            task = progress.add_task("kill matrix", total=sum(len(r.cls.variants) * 2 for r in races), outcomes=0)
+            task = progress.add_task("kill matrix", total=sum(len(r.cls.variants) * 2 for r in races), outcomes=0,
+                                     rate="")
             matrix = build_kill_matrix(races, max_schedules=args.max_schedules,
                                        on_cell=lambda found: progress.advance(task))
     console.print(exploration_table(explorations))
@@ -183,7 +187,7 @@ def _explore(
 
 def _progress(console: Console) -> Progress:
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn("schedules, {task.fields[outcomes]} outcomes"), TimeElapsedColumn(),
+                    TextColumn("schedules, {task.fields[outcomes]} outcomes {task.fields[rate]}"), TimeElapsedColumn(),
                     console=console, transient=True)
 
 
