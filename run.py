@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from lab.engine.explorer import DEFAULT_MAX_SCHEDULES, Exploration
-from lab.errors import LabError, UsageError
+from lab.errors import LabError, ScenarioError, UsageError
 from lab.evidence.writer import create_evidence_folder, write_evidence
 from lab.render import (
     exploration_table,
@@ -136,9 +136,9 @@ def _run(args: argparse.Namespace, command: list[str], console: Console) -> int:
         settings = {"granularities": granularities, "preemption_bound": args.preemptions,
                     "max_schedules": args.max_schedules}
         explorations, matrix = _explore(loaded, granularities, args, console)
-    exploring = {"explorations": explorations, "kill_matrix": matrix, "explore_settings": settings} if settings else {}
     audit = write_evidence(folder, results, broken, root=ROOT, command=command, started=started,
-                           ended=datetime.now(UTC), **exploring)
+                           ended=datetime.now(UTC), explorations=explorations, kill_matrix=matrix,
+                           explore_settings=settings)
     ok = not broken and all(result.passed for result in results) and _explored_ok(explorations, matrix)
     console.print(f"evidence written to {args.out} ({'all checks passed' if ok else 'SOME CHECKS FAILED'}; "
                   f"self-audit {'ok' if audit.ok else 'FOUND PROBLEMS'})", markup=False, highlight=False)
@@ -151,6 +151,8 @@ def _explore(
     explorations: list[ScenarioExploration] = []
     with _progress(console) as progress:
         for item in loaded:
+            if item.cls.schedule:
+                continue  # a pinned counterexample replays one schedule by design: there is nothing to explore
             for granularity in granularities:
                 task = progress.add_task(f"{item.name} ({granularity})", total=None, outcomes=0, rate="")
 
@@ -160,10 +162,14 @@ def _explore(
                     rate = f"{done / elapsed:,.0f}/s" if elapsed > 0 else ""
                     progress.update(task, completed=done, outcomes=len(found.counts), rate=rate)
 
-                explorations.append(explore_scenario(item, granularity=granularity,
-                                                     preemption_bound=args.preemptions,
-                                                     max_schedules=args.max_schedules, progress=tick))
-                progress.update(task, total=explorations[-1].schedules + explorations[-1].pruned)
+                try:
+                    found = explore_scenario(item, granularity=granularity, preemption_bound=args.preemptions,
+                                             max_schedules=args.max_schedules, progress=tick)
+                except ScenarioError as error:  # its setup raises: the normal run already reports it as ERROR
+                    console.print(f"[red]not explored[/] {error}", highlight=False)
+                    break
+                explorations.append(found)
+                progress.update(task, total=found.schedules + found.pruned)
         races = [item for item in loaded if item.cls.variants]
         matrix = None
         if races:

@@ -114,8 +114,8 @@ def print_counterexample(console: Console, found: ScenarioExploration) -> None:
 
 
 def kill_matrix_table(matrix: KillMatrix) -> Table:
-    """Rows are session variants, columns are race scenarios; each cell is killed or survived, per granularity."""
-    table = Table(title="Mutant kill matrix", expand=False)
+    """Rows are session variants, columns are race scenarios; a cell says at which granularities it was killed."""
+    table = Table(title="Mutant kill matrix (killed at which granularity, or survived both)", expand=False)
     table.add_column("variant", no_wrap=True, style="bold")
     for scenario in matrix.scenarios:
         table.add_column(scenario, overflow="fold")
@@ -128,7 +128,9 @@ def kill_matrix_table(matrix: KillMatrix) -> Table:
             if not found:
                 cells.append(Text("-", style="dim"))
                 continue
-            text = " / ".join(f"{g}: {c.status}" for g, c in found)
+            killed_at = [g for g, c in found if c.killed]
+            text = f"killed ({', '.join(killed_at)})" if killed_at else "survived"
+            text += "" if all(c.status != "incomplete" for _, c in found) else " [incomplete]"
             killed = any(c.killed for _, c in found)
             as_it_should = killed != (variant in matrix.correct)
             cells.append(Text(text, style="green" if as_it_should else "red"))

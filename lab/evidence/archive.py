@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from lab.evidence.consistency import JSON_CAP, load_record
 from lab.evidence.findings import Problem
+from lab.evidence.loading import JSON_CAP, load_record
 from lab.evidence.safefs import FolderReader, Unreadable, path_problem, printable
 from lab.evidence.schema import SOURCES_FIELDS
 from lab.evidence.sources import NORMALIZATION, combined_digest, source_digest

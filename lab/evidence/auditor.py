@@ -24,6 +24,7 @@ from lab.evidence.findings import AuditReport, Problem, Rerun, RerunStatus
 from lab.evidence.integrity import check_integrity
 from lab.evidence.manifest import SUMS
 from lab.evidence.records import sha256
+from lab.evidence.reexplore import ExpectedExploration
 from lab.evidence.rerun import Expected
 from lab.evidence.rerun import rerun as reexecute
 from lab.evidence.safefs import FolderReader, Unreadable, printable
@@ -70,6 +71,7 @@ def audit(
         drift=drift,
         files_verified=verified,
         scenarios=len(evidence.scenarios),
+        explorations=len(evidence.exploration.records) + len(evidence.exploration.unusable),
     )
 
 
@@ -95,8 +97,12 @@ def _require_evidence_folder(folder: Path) -> None:
 def _rerun(
     folder: Path, evidence: Evidence, problems: list[Problem], *, enabled: bool, timeout: float | None
 ) -> Rerun:
+    explored = evidence.exploration
     if not enabled:
-        return Rerun(RerunStatus.SKIPPED, "re-execution skipped (--no-rerun)")
+        note = "re-execution skipped (--no-rerun)"
+        if explored.present:
+            note += ": neither the scenarios nor the explorations were run again"
+        return Rerun(RerunStatus.SKIPPED, note)
     unsafe = sorted({p.file for p in problems if p.file.startswith(PREFIX) or p.file == "sources.json"})
     if unsafe:
         return Rerun(RerunStatus.SKIPPED, f"re-execution skipped: the archived sources failed verification "
@@ -104,11 +110,14 @@ def _rerun(
                                           f"so they were not run")
     expected = [item for item in map(_expected, evidence.scenarios) if item is not None]
     unchecked = [s.name for s in evidence.scenarios if s.result is None]
-    summary, found = reexecute(folder / "sources", expected, timeout=timeout)
+    explorations = [ExpectedExploration(rel, record) for rel, record in explored.records]
+    summary, found = reexecute(folder / "sources", expected, explorations=explorations,
+                               kill_matrix=explored.kill_matrix, timeout=timeout)
     problems.extend(found)
-    if unchecked:
-        note = f"; not re-executed (no usable result.json): {', '.join(unchecked)}"
-        return Rerun(summary.status, summary.note + note, summary.scenarios, summary.seconds)
+    note = f"; not re-executed (no usable result.json): {', '.join(unchecked)}" if unchecked else ""
+    note += f"; not re-explored (not usable): {', '.join(explored.unusable)}" if explored.unusable else ""
+    if note:
+        return Rerun(summary.status, summary.note + note, summary.scenarios, summary.seconds, summary.explorations)
     return summary
 
 

@@ -13,15 +13,16 @@ from datetime import datetime
 from typing import Any
 
 from lab.engine.trace import TraceEvent
+from lab.evidence.explore_checks import ExplorationEvidence, check_exploration, is_exploration_file
 from lab.evidence.findings import Problem
+from lab.evidence.loading import LINES_CAP, load_record
+from lab.evidence.loading import read_file as _read
 from lab.evidence.manifest import SUMS
-from lab.evidence.records import FORMAT, parse_json, sha256
-from lab.evidence.safefs import MIB, FolderReader, Unreadable, printable
-from lab.evidence.schema import AUDIT_FIELDS, RESULT_FIELDS, RUN_FIELDS, Rule, field_problems, is_name
+from lab.evidence.records import FORMAT, sha256
+from lab.evidence.safefs import FolderReader, printable
+from lab.evidence.schema import AUDIT_FIELDS, RESULT_FIELDS, RUN_FIELDS, is_name
 from lab.evidence.traces import check_against_trace, parse_trace
 
-JSON_CAP = 16 * MIB
-LINES_CAP = 64 * MIB
 TOP_FILES = ("run.json", "sources.json", "report.md", "audit.json", SUMS)
 SCENARIO_FILES = ("result.json", "trace.jsonl", "requests.jsonl")
 
@@ -42,6 +43,7 @@ class Evidence:
 
     run: Mapping[str, Any] | None
     scenarios: tuple[ScenarioEvidence, ...]
+    exploration: ExplorationEvidence
 
 
 def check_consistency(
@@ -56,51 +58,14 @@ def check_consistency(
         run = None
     names = list(dict.fromkeys([*(run["scenarios"] if run is not None else []), *_scenario_folders(listing)]))
     scenarios = tuple(_check_scenario(reader, listing, name, problems) for name in names)
+    explored = check_exploration(reader, listing, run, {s.name: s.result for s in scenarios}, problems)
     if run is not None:
-        _check_run(run, scenarios, listing, problems)
+        _check_run(run, scenarios, listing, problems, explore_fails=explored.fails)
     if not self_audit:
         _check_audit(reader, listing, problems)
     if "report.md" in listing:
         _read(reader, "report.md", LINES_CAP, problems, text=True)
-    return Evidence(run, scenarios)
-
-
-def load_record(
-    reader: FolderReader, listing: Mapping[str, str], rel: str, fields: Mapping[str, Rule], problems: list[Problem]
-) -> dict[str, Any] | None:
-    """Read and parse one JSON record and check its fields; ``None`` (with problems) when it cannot be used."""
-    if rel not in listing:
-        problems.append(Problem(rel, "missing: every evidence folder has one"))
-        return None
-    data = _read(reader, rel, JSON_CAP, problems)
-    if data is None:
-        return None
-    try:
-        value = parse_json(data)
-    except ValueError as error:
-        problems.append(Problem(rel, str(error)))
-        return None
-    if not isinstance(value, dict):
-        problems.append(Problem(rel, "is JSON, but not an object"))
-        return None
-    reasons = field_problems(value, fields)
-    problems.extend(Problem(rel, reason) for reason in reasons)
-    return None if reasons else value
-
-
-def _read(reader: FolderReader, rel: str, cap: int, problems: list[Problem], *, text: bool = False) -> bytes | None:
-    try:
-        data = reader.read(rel, cap)
-    except Unreadable as error:
-        problems.append(Problem(rel, str(error)))
-        return None
-    if text:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as error:
-            problems.append(Problem(rel, f"is not UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start})"))
-            return None
-    return data
+    return Evidence(run, scenarios, explored)
 
 
 def _check_layout(listing: Mapping[str, str], problems: list[Problem], *, self_audit: bool) -> None:
@@ -109,6 +74,8 @@ def _check_layout(listing: Mapping[str, str], problems: list[Problem], *, self_a
         if rel in TOP_FILES or parts[0] == "sources":
             continue
         if len(parts) == 3 and parts[0] == "scenarios" and is_name(parts[1]) and parts[2] in SCENARIO_FILES:
+            continue
+        if is_exploration_file(rel):
             continue
         problems.append(Problem(printable(rel), "is not part of an evidence folder (see docs/evidence.md)"))
     later = {"run.json", SUMS, "audit.json"} if self_audit else {"run.json", SUMS}  # reported elsewhere, or later
@@ -178,7 +145,8 @@ def _check_verdict(rel: str, result: Mapping[str, Any], problems: list[Problem])
 
 
 def _check_run(
-    run: Mapping[str, Any], scenarios: Sequence[ScenarioEvidence], listing: Mapping[str, str], problems: list[Problem]
+    run: Mapping[str, Any], scenarios: Sequence[ScenarioEvidence], listing: Mapping[str, str], problems: list[Problem],
+    *, explore_fails: bool | None,
 ) -> None:
     listed, folders = run["scenarios"], set(_scenario_folders(listing))
     if run["scenario_count"] != len(listed):
@@ -207,10 +175,12 @@ def _check_run(
     if run["transport_calls"] != calls:
         problems.append(Problem("run.json", f"transport_calls is {run['transport_calls']}, but the results add up "
                                             f"to {calls}"))
-    status = "PASS" if not run["broken"] and counted["PASS"] == len(verdicts) else "FAIL"
+    if explore_fails is None and run.get("exploration") is not None:
+        return  # the exploration summary is unusable (reported): the status cannot be recomputed
+    status = "PASS" if not run["broken"] and counted["PASS"] == len(verdicts) and not explore_fails else "FAIL"
     if run["status"] != status:
-        problems.append(Problem("run.json", f"status is {run['status']}, but the results and broken files make "
-                                            f"it {status}"))
+        what = "results, broken files and exploration" if explore_fails is not None else "results and broken files"
+        problems.append(Problem("run.json", f"status is {run['status']}, but the {what} make it {status}"))
 
 
 def _check_times(run: Mapping[str, Any], problems: list[Problem]) -> None:

@@ -47,11 +47,12 @@ class Rerun:
     note: str
     scenarios: int = 0
     seconds: float = 0.0
+    explorations: int = 0
 
     def to_json(self) -> dict[str, object]:
         """The summary as a JSON object."""
         return {"status": str(self.status), "note": self.note, "scenarios": self.scenarios,
-                "seconds": round(self.seconds, 3)}
+                "explorations": self.explorations, "seconds": round(self.seconds, 3)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +86,7 @@ class AuditReport:
     drift: Drift | None
     files_verified: int
     scenarios: int
+    explorations: int = 0
 
     @property
     def ok(self) -> bool:
@@ -102,4 +104,5 @@ class AuditReport:
             "drift": self.drift.to_json() if self.drift is not None else None,
             "files_verified": self.files_verified,
             "scenarios": self.scenarios,
+            "explorations": self.explorations,
         }

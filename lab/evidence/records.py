@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from lab.engine.trace import Json
+from lab.evidence.exploration import summary_fails
 from lab.scenarios.loader import BrokenScenario
 from lab.scenarios.runner import ScenarioResult, Verdict
 
@@ -102,11 +103,18 @@ def run_record(
     started: datetime,
     ended: datetime,
     git: Mapping[str, Json] | None,
+    exploration: Mapping[str, Json] | None = None,
 ) -> Json:
-    """``run.json``: what ran, where, when, and the totals an auditor re-adds from the results."""
+    """``run.json``: what ran, where, when, and the totals an auditor re-adds from the results.
+
+    ``exploration`` is the summary of the run's explorations (:func:`lab.evidence.exploration.summary_record`),
+    recorded only when the run explored; it can turn the status to FAIL (:func:`~lab.evidence.exploration.
+    summary_fails`).
+    """
     verdicts = {str(verdict): sum(r.verdict is verdict for r in results) for verdict in Verdict}
     passed = not broken and all(result.passed for result in results)
-    return {
+    passed = passed and not (exploration is not None and summary_fails(exploration))
+    record: dict[str, Json] = {
         "format": FORMAT,
         "lab_version": version,
         "command": list(command),
@@ -125,6 +133,9 @@ def run_record(
         "status": "PASS" if passed else "FAIL",
         "git": dict(git) if git is not None else None,
     }
+    if exploration is not None:
+        record["exploration"] = dict(exploration)
+    return record
 
 
 def _utc(moment: datetime) -> str:

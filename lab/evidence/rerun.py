@@ -8,7 +8,10 @@ the scenarios, and prints one JSON report on stdout: for each scenario its trace
 outcomes, verdict and run status, and where ``lab`` was imported from, so the auditor can prove it ran the archive.
 
 Each scenario is re-run the way it first ran: with the variant and granularity its result records, and, if it
-hung, with the watchdog its trace recorded, so it hangs the same way. The whole child is bounded by a timeout.
+hung, with the watchdog its trace recorded, so it hangs the same way. When the folder holds explorations, the same
+child also explores them again and rebuilds the kill matrix (:mod:`lab.evidence.reexplore`); the request carries
+them only then, so the protocol for a folder without exploration is unchanged. The whole child is bounded by a
+timeout.
 """
 
 from __future__ import annotations
@@ -27,6 +30,13 @@ from typing import Any
 
 from lab.evidence.findings import Problem, Rerun, RerunStatus
 from lab.evidence.records import request_lines, sha256
+from lab.evidence.reexplore import (
+    ExpectedExploration,
+    allowance,
+    compare_exploration,
+    compare_kill_matrix,
+    kill_matrix_request,
+)
 from lab.evidence.schema import is_name
 
 PROTOCOL = 1
@@ -50,35 +60,75 @@ class Expected:
     options: Mapping[str, str] = field(default_factory=dict)
 
 
-def default_timeout(expected: Sequence[Expected]) -> float:
-    """A bound for the whole child: generous for ordinary runs, plus each recorded hang's watchdog and grace."""
-    return BASE_TIMEOUT_SECONDS + sum((e.watchdog_seconds or 0.0) + 5.0 for e in expected if e.run_status == "HUNG")
+def default_timeout(
+    expected: Sequence[Expected], explorations: Sequence[ExpectedExploration] = (),
+    kill_matrix: Mapping[str, Any] | None = None,
+) -> float:
+    """A bound for the whole child: generous for ordinary runs, plus each recorded hang's watchdog and grace, plus
+    a bounded allowance for re-exploration (:func:`lab.evidence.reexplore.allowance`)."""
+    hangs = sum((e.watchdog_seconds or 0.0) + 5.0 for e in expected if e.run_status == "HUNG")
+    explored = allowance(explorations, kill_matrix) if explorations or kill_matrix is not None else 0.0
+    return BASE_TIMEOUT_SECONDS + hangs + explored
 
 
 def rerun(
-    sources: Path, expected: Sequence[Expected], *, timeout: float | None = None, python: str = sys.executable
+    sources: Path,
+    expected: Sequence[Expected],
+    *,
+    explorations: Sequence[ExpectedExploration] = (),
+    kill_matrix: Mapping[str, Any] | None = None,
+    timeout: float | None = None,
+    python: str = sys.executable,
 ) -> tuple[Rerun, list[Problem]]:
-    """Re-execute ``expected`` from the archive at ``sources``; the summary, and one problem per difference."""
-    if not expected:
+    """Re-execute ``expected`` from the archive at ``sources``, and explore ``explorations`` and rebuild
+    ``kill_matrix`` (its record) again; the summary, and one problem per difference."""
+    if not expected and not explorations and kill_matrix is None:
         return Rerun(RerunStatus.SKIPPED, "no scenario to re-execute"), []
-    limit = default_timeout(expected) if timeout is None else timeout
-    request = {"protocol": PROTOCOL,
-               "scenarios": [{"name": e.name, "watchdog_seconds": e.watchdog_seconds, **e.options} for e in expected]}
+    limit = default_timeout(expected, explorations, kill_matrix) if timeout is None else timeout
+    request: dict[str, Any] = {
+        "protocol": PROTOCOL,
+        "scenarios": [{"name": e.name, "watchdog_seconds": e.watchdog_seconds, **e.options} for e in expected]}
+    if explorations:
+        request["explorations"] = [item.request() for item in explorations]
+    if kill_matrix is not None:
+        request["kill_matrix"] = kill_matrix_request(kill_matrix)
+    what = _what(expected, explorations, kill_matrix)
+    counts = {"scenarios": len(expected), "explorations": len(explorations)}
     begun = time.perf_counter()
     failed = _run_child(sources, request, limit, python)
     seconds = time.perf_counter() - begun
     if isinstance(failed, str):
-        return Rerun(RerunStatus.FAILED, failed, len(expected), seconds), [Problem("sources/", failed)]
+        return Rerun(RerunStatus.FAILED, failed, seconds=seconds, **counts), [Problem("sources/", failed)]
     report, problems = _read_report(failed, sources)
     if report is None:
-        return Rerun(RerunStatus.FAILED, problems[0].reason, len(expected), seconds), problems
+        return Rerun(RerunStatus.FAILED, problems[0].reason, seconds=seconds, **counts), problems
     for item in expected:
-        problems.extend(_compare(item, report.get(item.name)))
+        problems.extend(_compare(item, report["results"].get(item.name)))
+    if (explorations or kill_matrix is not None) and not isinstance(report.get("explorations"), list):
+        problems.append(Problem("sources/lab/evidence/rerun.py", "the archived re-execution does not re-explore, "
+                                                                 "but the folder holds explorations"))
+    else:
+        fresh = report.get("explorations") or []
+        for index, exploration in enumerate(explorations):
+            problems.extend(compare_exploration(exploration, fresh[index] if index < len(fresh) else None))
+        if kill_matrix is not None:
+            problems.extend(compare_kill_matrix(kill_matrix, report.get("kill_matrix")))
     if problems:
-        note = f"{len(problems)} differences in {len(expected)} scenarios re-executed from sources/"
-        return Rerun(RerunStatus.DIFFERED, note, len(expected), seconds), problems
-    note = f"{len(expected)} scenarios re-executed from sources/: byte-identical traces, same outcomes and verdicts"
-    return Rerun(RerunStatus.MATCHED, note, len(expected), seconds), []
+        note = f"{len(problems)} differences in {what} re-executed from sources/"
+        return Rerun(RerunStatus.DIFFERED, note, seconds=seconds, **counts), problems
+    note = f"{what} re-executed from sources/: " + "; ".join(
+        [*(["byte-identical traces, same outcomes and verdicts"] if expected else []),
+         *(["the same verdicts, counts, rows and counterexamples"] if explorations else []),
+         *(["the same kill-matrix cells"] if kill_matrix is not None else [])])
+    return Rerun(RerunStatus.MATCHED, note, seconds=seconds, **counts), []
+
+
+def _what(expected: Sequence[Expected], explorations: Sequence[ExpectedExploration],
+          kill_matrix: Mapping[str, Any] | None) -> str:
+    parts = [f"{len(expected)} scenarios"] if expected or not (explorations or kill_matrix is not None) else []
+    parts += [f"{len(explorations)} explorations"] if explorations else []
+    parts += ["the kill matrix"] if kill_matrix is not None else []
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def _run_child(sources: Path, request: Mapping[str, Any], limit: float, python: str) -> str | bytes:
@@ -108,7 +158,7 @@ def _read_report(output: bytes, sources: Path) -> tuple[dict[str, Any] | None, l
     origin = report.get("lab")
     if not isinstance(origin, str) or not Path(origin).resolve().is_relative_to(sources.resolve()):
         return None, [Problem("sources/lab", f"re-execution imported lab from {origin!r}, not from the archive")]
-    return report["results"], []
+    return report, []
 
 
 def _compare(item: Expected, got: object) -> list[Problem]:
@@ -160,6 +210,7 @@ def main() -> int:
     request = json.loads(sys.stdin.read())
     home = Path(lab.__file__).resolve().parent
     results: dict[str, Any] = {}
+    explored: dict[str, Any] = {}
     with contextlib.redirect_stdout(sys.stderr):
         for item in request["scenarios"]:
             name = item["name"]
@@ -179,6 +230,11 @@ def main() -> int:
                 "requests_sha256": sha256(request_lines(result.requests)) if result.requests else None,
                 "outcomes": dict(result.outcomes), "verdict": str(result.verdict), "run_status": result.run_status,
             }
-    sys.stdout.write(json.dumps({"protocol": PROTOCOL, "lab": str(home / "__init__.py"), "results": results}))
+        if request.get("explorations") or request.get("kill_matrix") is not None:
+            from lab.evidence.reexplore import reexplore
+
+            explored = reexplore(home.parent, request)
+    sys.stdout.write(json.dumps({"protocol": PROTOCOL, "lab": str(home / "__init__.py"), "results": results,
+                                **explored}))
     sys.stdout.flush()
     return 0

@@ -118,3 +118,66 @@ def field_problems(data: Mapping[str, Any], fields: Mapping[str, Rule]) -> list[
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+# -- exploration (docs/evidence.md, "Exploration") -----------------------------------------------------------------
+
+ANY: Rule = (lambda v: True, "any value")
+VERDICT_WORDS = ("PASS", "FAIL", "INCOMPLETE")
+CELL_WORDS = ("killed", "survived", "incomplete")
+NAME: Rule = (is_name, "a scenario name")
+TIMING: Rule = (lambda v: isinstance(v, dict) and _is_number(v.get("seconds")), "an object with seconds")
+
+ROW_FIELDS: Mapping[str, Rule] = {"grade": STR, "reason": STR, "expect": OBJECT, "schedules": COUNT, "example": STR}
+OUTCOME_FIELDS: Mapping[str, Rule] = {"observed": ANY, "broken": STR_LIST, "schedules": COUNT}
+COUNTEREXAMPLE_FIELDS: Mapping[str, Rule] = {
+    "schedule": STR, "observed": OBJECT, "why": STR, "replayed": BOOL, "preemptions": COUNT,
+}
+CELL_FIELDS: Mapping[str, Rule] = {
+    "variant": STR, "scenario": NAME, "granularity": STR,
+    "status": (lambda v: v in CELL_WORDS, "killed, survived or incomplete"),
+    "schedules": COUNT, "schedule": STR, "why": STR,
+}
+
+EXPLORATION_FIELDS: Mapping[str, Rule] = {
+    "name": NAME, "variant": STR, "default_variant": BOOL, "granularity": STR,
+    "verdict": (lambda v: v in VERDICT_WORDS, "PASS, FAIL or INCOMPLETE"),
+    "schedules": COUNT, "pruned": COUNT,
+    "naive_bound": (lambda v: isinstance(v, str) and v.isascii() and v.isdigit(), "a whole number, as a string"),
+    "distinct": COUNT,
+    "rows": (lambda v: _objects(v, ROW_FIELDS), "a list of {grade, reason, expect, schedules, example}"),
+    "outcomes": (lambda v: _objects(v, OUTCOME_FIELDS), "a list of {observed, broken, schedules}"),
+    "counterexample": (lambda v: v is None or _objects([v], COUNTEREXAMPLE_FIELDS),
+                       "null or {schedule, observed, why, replayed, preemptions}"),
+    "replay_command": STR,
+    "preemption_bound": (lambda v: v is None or _is_count(v), "null or a whole number >= 0"),
+    "max_schedules": (lambda v: _is_count(v) and v > 0, "a whole number > 0"),
+    "bounded": BOOL, "budget_hit": BOOL, "problem": STR, "timing": TIMING,
+}
+
+KILL_MATRIX_FIELDS: Mapping[str, Rule] = {
+    "variants": STR_LIST, "scenarios": (lambda v: isinstance(v, list) and all(map(is_name, v)), "a list of names"),
+    "correct": STR_LIST, "granularities": STR_LIST, "max_schedules": COUNT,
+    "cells": (lambda v: _objects(v, CELL_FIELDS), "a list of {variant, scenario, granularity, status, ...}"),
+    "problems": STR_LIST, "ok": BOOL,
+}
+
+SETTINGS_FIELDS: Mapping[str, Rule] = {
+    "granularities": STR_LIST,
+    "preemption_bound": (lambda v: v is None or _is_count(v), "null or a whole number >= 0"),
+    "max_schedules": COUNT,
+}
+SUMMARY_ENTRY_FIELDS: Mapping[str, Rule] = {
+    "file": STR, "name": NAME, "variant": STR, "default_variant": BOOL, "granularity": STR,
+    "verdict": (lambda v: v in VERDICT_WORDS, "PASS, FAIL or INCOMPLETE"),
+    "schedules": COUNT, "pruned": COUNT, "distinct": COUNT,
+}
+SUMMARY_FIELDS: Mapping[str, Rule] = {
+    "settings": (lambda v: v is None or (isinstance(v, dict) and not field_problems(v, SETTINGS_FIELDS)),
+                 "null or {granularities, preemption_bound, max_schedules}"),
+    "explorations": (lambda v: _objects(v, SUMMARY_ENTRY_FIELDS), "a list of {file, name, variant, verdict, ...}"),
+    "verdicts": (lambda v: isinstance(v, dict) and not field_problems(v, dict.fromkeys(VERDICT_WORDS, COUNT)),
+                 "an object with PASS, FAIL and INCOMPLETE counts"),
+    "kill_matrix": (lambda v: v is None or (isinstance(v, dict) and not field_problems(
+        v, {"file": STR, "ok": BOOL, "problems": STR_LIST})), "null or {file, ok, problems}"),
+}

@@ -9,20 +9,25 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from lab import __version__
 from lab.engine.trace import encode_trace
 from lab.errors import UsageError
 from lab.evidence import sources as source_files
 from lab.evidence.auditor import audit
+from lab.evidence.exploration import KILL_MATRIX, plan_exploration
+from lab.evidence.explore_report import exploration_section
 from lab.evidence.findings import AuditReport
 from lab.evidence.manifest import SUMS, format_sums
 from lab.evidence.provenance import git_state
 from lab.evidence.records import dump_json, request_lines, result_record, run_record, sha256
 from lab.evidence.report import render_report
+from lab.scenarios.exploring import ScenarioExploration
+from lab.scenarios.kill_matrix import KillMatrix
 from lab.scenarios.loader import BrokenScenario
 from lab.scenarios.runner import ScenarioResult
 
@@ -61,13 +66,22 @@ def write_evidence(
     command: Sequence[str],
     started: datetime,
     ended: datetime,
+    explorations: Sequence[ScenarioExploration] = (),
+    kill_matrix: KillMatrix | None = None,
+    explore_settings: Mapping[str, Any] | None = None,
 ) -> AuditReport:
     """Write the whole evidence folder into the empty ``folder``, audit it (re-executing it), and return the audit.
 
     The self-audit runs before ``audit.json`` and ``SHA256SUMS`` exist, so it checks the files against the
     digests recorded while writing them; ``SHA256SUMS`` then covers every file, ``audit.json`` included.
+
+    ``explorations``, ``kill_matrix`` and ``explore_settings`` (``{"granularities", "preemption_bound",
+    "max_schedules"}``, ``None`` when the run did not explore) add ``explore/`` and the summary in ``run.json``;
+    each exploration must be of a scenario in ``results``. Anything that cannot be recorded raises ``ValueError``
+    before a file is written.
     """
     _check_names(results)
+    explored = plan_exploration(results, explorations, kill_matrix, explore_settings)
     git = git_state(root, exclude=folder)
     out = _Files(folder)
     archived = source_files.collect(root)
@@ -80,13 +94,21 @@ def write_evidence(
         if result.requests:
             out.write(f"scenarios/{result.name}/requests.jsonl", requests)
         out.write(f"scenarios/{result.name}/result.json", dump_json(result_record(result, trace, requests, root=root)))
-    run = run_record(results, broken, version=__version__, command=command, started=started, ended=ended, git=git)
+    for rel, record in explored.records:
+        out.write(rel, dump_json(record))
+    if explored.kill_matrix is not None:
+        out.write(KILL_MATRIX, dump_json(explored.kill_matrix))
+    run = run_record(results, broken, version=__version__, command=command, started=started, ended=ended, git=git,
+                     exploration=explored.summary)
     out.write("run.json", dump_json(run))
-    out.write("report.md", render_report(run, results, broken).encode("utf-8"))
-    report = audit(folder, rerun=True, checkout=root, manifest=dict(out.digests))
-    out.write("audit.json", dump_json(report.to_json()))
+    settings = explored.summary["settings"] if explored.summary is not None else None
+    section = exploration_section(settings, explored.records, explored.kill_matrix)
+    text = render_report(run, results, broken) + ("\n" + "\n".join(section) + "\n" if section else "")
+    out.write("report.md", text.encode("utf-8"))
+    verified = audit(folder, rerun=True, checkout=root, manifest=dict(out.digests))
+    out.write("audit.json", dump_json(verified.to_json()))
     out.write(SUMS, format_sums(out.digests), record=False)
-    return report
+    return verified
 
 
 def _check_names(results: Sequence[ScenarioResult]) -> None:

@@ -1,0 +1,354 @@
+"""Exploration in evidence folders: its records, the kill matrix, run.json's summary and the report, audited."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lab.evidence import AuditReport, audit, create_evidence_folder, write_evidence
+from lab.evidence.exploration import plan_exploration, summary_fails
+from lab.evidence.reexplore import ExpectedExploration
+from lab.evidence.rerun import BASE_TIMEOUT_SECONDS, default_timeout
+from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario
+from lab.scenarios.kill_matrix import KillMatrix, build_kill_matrix
+from lab.scenarios.loader import LoadedScenario, load
+from lab.scenarios.runner import ScenarioResult, run_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+SETTINGS = {"granularities": ["probe", "line"], "preemption_bound": None, "max_schedules": 20_000}
+RACE = "explore/race_two_requests/probe.VersionedSession.json"
+RACE_LINE = "explore/race_two_requests/line.VersionedSession.json"
+MUTANT = "explore/race_two_requests/probe.CheckOutsideLockSession.json"
+LATCHED = "explore/out_of_order_commit/probe.json"
+MATRIX = "explore/kill-matrix.json"
+
+
+@dataclass(frozen=True)
+class Explored:
+    """What a run with --explore hands the writer, built once for the module."""
+
+    results: list[ScenarioResult]
+    explorations: list[ScenarioExploration]
+    matrix: KillMatrix
+
+
+def _load(name: str) -> LoadedScenario:
+    loaded = load(ROOT / "scenarios" / f"{name}.py")
+    assert isinstance(loaded, LoadedScenario), loaded
+    return loaded
+
+
+def _explore() -> Explored:
+    race, latched = _load("race_two_requests"), _load("out_of_order_commit")
+    explorations = [
+        explore_scenario(race, granularity="probe"),
+        explore_scenario(race, granularity="line"),
+        explore_scenario(latched, granularity="probe"),
+        explore_scenario(race, granularity="probe", variant="CheckOutsideLockSession"),
+    ]
+    matrix = build_kill_matrix([_load("race_duplicate_delivery")])
+    return Explored([run_scenario(race), run_scenario(latched)], explorations, matrix)
+
+
+def _write(folder: Path, explored: Explored, **options: Any) -> AuditReport:
+    now = datetime.now(UTC)
+    arguments: dict[str, Any] = {"explorations": explored.explorations, "kill_matrix": explored.matrix,
+                                 "explore_settings": SETTINGS, **options}
+    return write_evidence(create_evidence_folder(folder), explored.results, [], root=ROOT, command=["test"],
+                          started=now, ended=now, **arguments)
+
+
+@pytest.fixture(scope="module")
+def explored() -> Explored:
+    return _explore()
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory, explored: Explored) -> Path:
+    folder = tmp_path_factory.mktemp("explored") / "ev"
+    report = _write(folder, explored)
+    assert report.ok, report.problems
+    return folder
+
+
+@pytest.fixture()
+def ev(pristine: Path, tmp_path: Path) -> Path:
+    """A private copy of the module's folder, free to tamper with."""
+    return Path(shutil.copytree(pristine, tmp_path / "ev", symlinks=True))
+
+
+def _json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _edit(folder: Path, rel: str, change: Any) -> None:
+    """Change one record, write it back the way the lab writes JSON, and cover the tracks in SHA256SUMS."""
+    record = _json(folder / rel)
+    change(record)
+    (folder / rel).write_text(json.dumps(record, sort_keys=True, ensure_ascii=False, indent=2) + "\n",
+                              encoding="utf-8")
+    _resum(folder)
+
+
+def _resum(folder: Path) -> None:
+    lines = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "SHA256SUMS"):
+        lines.append(f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {path.relative_to(folder).as_posix()}\n")
+    (folder / "SHA256SUMS").write_text("".join(lines), encoding="utf-8")
+
+
+def _reasons(report: AuditReport, file: str) -> list[str]:
+    return [problem.reason for problem in report.problems if problem.file == file]
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    return {p.relative_to(folder).as_posix(): (p.stat().st_mtime_ns, p.stat().st_size) for p in folder.rglob("*")}
+
+
+def _without_timing(data: bytes) -> Any:
+    record = json.loads(data)
+    record.pop("timing", None)
+    return record
+
+
+@pytest.mark.timeout(60)
+class TestFolder:
+    def test_holds_one_record_per_exploration_and_the_kill_matrix(self, pristine: Path) -> None:
+        """explore/<scenario>/<granularity>[.<variant>].json, and explore/kill-matrix.json."""
+        found = {p.relative_to(pristine).as_posix() for p in (pristine / "explore").rglob("*") if p.is_file()}
+        assert found == {RACE, RACE_LINE, LATCHED, MUTANT, MATRIX}
+
+    def test_audits_clean_with_reexploration(self, pristine: Path) -> None:
+        """The archive explores everything again and rebuilds the matrix: nothing differs."""
+        report = audit(pristine)
+        assert report.ok, report.problems
+        assert report.rerun.status == "MATCHED" and report.rerun.explorations == 4
+        assert report.rerun.note == (
+            "2 scenarios, 4 explorations and the kill matrix re-executed from sources/: byte-identical traces, same "
+            "outcomes and verdicts; the same verdicts, counts, rows and counterexamples; the same kill-matrix cells")
+        assert _json(pristine / "audit.json")["ok"] is True
+
+    def test_the_audit_writes_nothing_into_the_folder(self, ev: Path) -> None:
+        """Re-exploring from sources/ leaves every entry as it was, and no __pycache__."""
+        before = _snapshot(ev)
+        assert audit(ev).ok
+        assert _snapshot(ev) == before and not any("__pycache__" in name for name in before)
+
+    def test_sha256sum_check_passes(self, pristine: Path) -> None:
+        """coreutils verifies the exploration files like every other file."""
+        if shutil.which("sha256sum") is None:
+            pytest.skip("sha256sum is not installed")
+        done = subprocess.run(["sha256sum", "-c", "--quiet", "SHA256SUMS"], cwd=pristine, capture_output=True,
+                              text=True, check=False, timeout=20)
+        assert done.returncode == 0, done.stdout + done.stderr
+        listed = (pristine / "SHA256SUMS").read_text(encoding="utf-8")
+        assert f"  {MATRIX}\n" in listed and f"  {MUTANT}\n" in listed
+
+    def test_a_record_holds_rows_outcomes_and_the_counterexample(self, pristine: Path) -> None:
+        """Canonical JSON; the naive bound as a string; time only under timing."""
+        text = (pristine / MUTANT).read_text(encoding="utf-8")
+        assert text == json.dumps(json.loads(text), sort_keys=True, ensure_ascii=False, indent=2) + "\n"
+        record = json.loads(text)
+        assert (record["verdict"], record["schedules"], record["pruned"], record["naive_bound"]) == (
+            "FAIL", 46, 14, "705432")
+        assert [(row["grade"], row["schedules"]) for row in record["rows"]] == [
+            ("ACCEPTABLE", 6), ("ACCEPTABLE", 6), ("ACCEPTABLE", 6), ("FORBIDDEN", 28)]
+        assert record["outcomes"] == sorted(record["outcomes"], key=lambda o: json.dumps(
+            {"observed": o["observed"], "broken": o["broken"]}, sort_keys=True))
+        example = record["counterexample"]
+        assert example["replayed"] is True and example["observed"]["tickets"] == "same"
+        assert record["replay_command"] == (f"python run.py --replay race_two_requests:{example['schedule']} "
+                                            f"--variant CheckOutsideLockSession")
+        assert set(record["timing"]) == {"seconds"} and "seconds" not in json.dumps(_without_timing(text.encode()))
+
+    def test_run_json_summarises_and_the_kill_matrix_fails_the_run(self, pristine: Path) -> None:
+        """One matrix column leaves three mutants alive: its problems make the run FAIL; the mutant's FAIL does not."""
+        record = _json(pristine / "run.json")
+        summary = record["exploration"]
+        assert summary["settings"] == SETTINGS
+        assert [(e["file"], e["default_variant"], e["verdict"]) for e in summary["explorations"]] == [
+            (RACE, True, "PASS"), (RACE_LINE, True, "PASS"), (LATCHED, True, "PASS"), (MUTANT, False, "FAIL")]
+        assert summary["verdicts"] == {"PASS": 3, "FAIL": 1, "INCOMPLETE": 0}
+        matrix = _json(pristine / MATRIX)
+        assert summary["kill_matrix"] == {"file": MATRIX, "ok": False, "problems": matrix["problems"]}
+        assert matrix["problems"] == [f"mutant {name} survived every race scenario" for name in (
+            "BumpBeforeValidationSession", "LiveHistoryTicketSession", "TrimByMessageSession")]
+        assert record["verdicts"]["PASS"] == 2 and record["status"] == "FAIL"
+
+    def test_report_has_outcome_tables_and_the_kill_matrix(self, pristine: Path) -> None:
+        """Rows with grade, reason and count; the matrix with variants down and race scenarios across."""
+        text = (pristine / "report.md").read_text(encoding="utf-8")
+        assert "### race_two_requests · probe · CheckOutsideLockSession: FAIL\n" in text
+        assert ("| FORBIDDEN | two answers built on the same version were both committed: the history splices them "
+                "| 28 |\n") in text
+        assert ("| variant | race_duplicate_delivery |\n| --- | --- |\n"
+                "| VersionedSession (correct) | survived |\n") in text
+        assert "| CheckOutsideLockSession | killed (probe, line): `0:01-0:01-0:01-0:01-0:01-0:01` |\n" in text
+        assert "| UnlockedSession | killed (line) · survived (probe): `" in text
+
+
+@pytest.mark.timeout(60)
+class TestRepeatability:
+    def test_exploring_and_writing_again_gives_the_same_records(self, pristine: Path, tmp_path: Path) -> None:
+        """Apart from timing, every exploration record, the matrix and the summary are the same bytes."""
+        report = _write(tmp_path / "again", _explore())
+        assert report.ok, report.problems
+        for rel in (RACE, RACE_LINE, LATCHED, MUTANT):
+            assert _without_timing((pristine / rel).read_bytes()) == _without_timing((tmp_path / "again" / rel)
+                                                                                     .read_bytes())
+        assert (pristine / MATRIX).read_bytes() == (tmp_path / "again" / MATRIX).read_bytes()
+        assert _json(pristine / "run.json")["exploration"] == _json(tmp_path / "again" / "run.json")["exploration"]
+
+
+@pytest.mark.timeout(30)
+class TestStatus:
+    def test_only_default_variants_and_the_matrix_count(self) -> None:
+        """A mutant's FAIL informs; a default variant's FAIL or INCOMPLETE, or matrix problems, fail the run."""
+        def summary(default: bool, verdict: str, ok: bool = True) -> dict[str, Any]:
+            entry = {"default_variant": default, "verdict": verdict}
+            return {"explorations": [entry], "kill_matrix": {"ok": ok, "problems": []}}
+
+        assert not summary_fails(summary(False, "FAIL"))
+        assert summary_fails(summary(True, "FAIL")) and summary_fails(summary(True, "INCOMPLETE"))
+        assert summary_fails(summary(True, "PASS", ok=False))
+        assert not summary_fails({"explorations": [], "kill_matrix": None})
+
+    def test_a_preemption_bound_that_cuts_the_search_fails_the_run(self, explored: Explored) -> None:
+        """INCOMPLETE is never a pass."""
+        found = explore_scenario(_load("race_two_requests"), preemption_bound=0)
+        assert found.verdict is ExploreVerdict.INCOMPLETE
+        files = plan_exploration(explored.results, [found], None, {**SETTINGS, "preemption_bound": 0})
+        assert files.summary is not None and summary_fails(files.summary)
+
+    def test_the_writer_refuses_what_it_cannot_record(self, explored: Explored, tmp_path: Path) -> None:
+        """An exploration without its normal run, or twice the same one: ValueError before any file is written."""
+        folder = create_evidence_folder(tmp_path / "ev")
+        now = datetime.now(UTC)
+        only_latched = [r for r in explored.results if r.name == "out_of_order_commit"]
+        with pytest.raises(ValueError, match="explore only scenarios that also ran normally"):
+            write_evidence(folder, only_latched, [], root=ROOT, command=["t"], started=now, ended=now,
+                           explorations=explored.explorations)
+        with pytest.raises(ValueError, match="was explored twice"):
+            write_evidence(folder, explored.results, [], root=ROOT, command=["t"], started=now, ended=now,
+                           explorations=[explored.explorations[0]] * 2)
+        assert list(folder.iterdir()) == []
+
+    def test_reexploration_widens_the_timeout_within_a_bound(self) -> None:
+        """Three times each recorded exploration's time, plus a second; capped however large the record says."""
+        slow = ExpectedExploration(RACE, {"timing": {"seconds": 2.0}})
+        huge = ExpectedExploration(RACE, {"timing": {"seconds": 1e9}})
+        assert default_timeout([], [slow]) == BASE_TIMEOUT_SECONDS + 7.0
+        assert default_timeout([], [huge]) == BASE_TIMEOUT_SECONDS + 600.0
+
+
+@pytest.mark.timeout(60)
+class TestCoveredTracks:
+    def test_an_edited_exploration_count(self, ev: Path) -> None:
+        """Its rows, outcomes and run.json disagree with it, and re-exploration counts again."""
+        _edit(ev, RACE, lambda record: record.update(schedules=record["schedules"] + 1))
+        report = audit(ev)
+        assert _reasons(report, RACE) == [
+            "its rows add up to 34 schedules, but it says 35",
+            "its outcomes add up to 34 schedules, but it says 35",
+            "re-exploration gave schedules 34; recorded 35",
+        ]
+        assert _reasons(report, "run.json") == [f"exploration {RACE}: schedules is 34, but the file says 35"]
+        assert report.rerun.status == "DIFFERED"
+
+    def test_an_edited_kill_matrix_cell(self, ev: Path) -> None:
+        """A correct variant marked killed: its own problems no longer follow, and the rebuilt cell says survived."""
+        def kill_the_correct_variant(record: dict[str, Any]) -> None:
+            record["cells"][0].update(status="killed", schedule="0:01", why="FORBIDDEN: made up")
+
+        _edit(ev, MATRIX, kill_the_correct_variant)
+        report = audit(ev)
+        assert _reasons(report, MATRIX) == [
+            "records 3 problems and ok false, but its cells make 4 problems; first: correct variant "
+            "VersionedSession was killed by race_duplicate_delivery (probe): FORBIDDEN: made up",
+            "re-execution gave the cell VersionedSession x race_duplicate_delivery (probe) survived in 4 schedules; "
+            "recorded killed in 4 schedules, schedule 0:01",
+        ]
+        assert report.rerun.status == "DIFFERED"
+
+    def test_a_status_that_ignores_the_kill_matrix(self, ev: Path) -> None:
+        """run.json's status is recomputed from the results, the explorations and the matrix."""
+        _edit(ev, "run.json", lambda record: record.update(status="PASS"))
+        report = audit(ev, rerun=False)
+        assert _reasons(report, "run.json") == [
+            "status is PASS, but the results, broken files and exploration make it FAIL"]
+
+    def test_counts_moved_between_rows_only_reexploration_sees(self, ev: Path) -> None:
+        """The sums still agree, so the cross-checks pass; running the archive again does not."""
+        def move_one(record: dict[str, Any]) -> None:
+            record["rows"][0]["schedules"] -= 1
+            record["rows"][1]["schedules"] += 1
+
+        _edit(ev, RACE, move_one)
+        assert not audit(ev, rerun=False).problems
+        report = audit(ev)
+        assert [str(p) for p in report.problems] == [
+            f"{RACE}: re-exploration gave row 1 (ACCEPTABLE: both began on one version; slow committed first, fast is "
+            f"STALE) in 14 schedules; recorded 13"]
+
+    def test_no_rerun_says_what_it_skipped(self, ev: Path) -> None:
+        """Without re-execution the cross-checks still run, and the note names the explorations."""
+        _edit(ev, MUTANT, lambda record: record.update(verdict="PASS"))
+        report = audit(ev, rerun=False)
+        assert report.rerun.status == "SKIPPED"
+        assert report.rerun.note == ("re-execution skipped (--no-rerun): neither the scenarios nor the explorations "
+                                     "were run again")
+        assert _reasons(report, MUTANT) == [
+            "verdict is PASS, but its rows, outcomes and bounds make it FAIL",
+            "verdict is PASS, but it has a counterexample",
+        ]
+        assert _reasons(report, "run.json") == [f"exploration {MUTANT}: verdict is FAIL, but the file says PASS"]
+
+    def test_missing_extra_and_malformed_records_are_each_named(self, ev: Path) -> None:
+        """Every problem at once, one line each, and an unusable record is not re-explored."""
+        (ev / RACE_LINE).unlink()
+        shutil.copyfile(ev / LATCHED, ev / "explore/out_of_order_commit/line.json")
+        (ev / RACE).write_text('{"name": "race_two_requests",', encoding="utf-8")
+        _resum(ev)
+        report = audit(ev, rerun=False)
+        assert _reasons(report, RACE_LINE) == ["missing: run.json lists this exploration"]
+        assert _reasons(report, "explore/out_of_order_commit/line.json") == [
+            "records out_of_order_commit at probe over no variant, but its path says out_of_order_commit at line "
+            "over no variant",
+            "is not listed in run.json's exploration summary",
+        ]
+        assert _reasons(report, RACE) == ["is truncated: the JSON ends early at line 1"]
+        assert all("\n" not in str(problem) for problem in report.problems)
+
+
+@pytest.mark.timeout(60)
+class TestWithoutExploration:
+    def test_a_folder_without_exploration_is_what_it_was(self, explored: Explored, tmp_path: Path) -> None:
+        """No explore/, no summary in run.json, the same audit note as before exploration existed."""
+        now = datetime.now(UTC)
+        folder = create_evidence_folder(tmp_path / "plain")
+        assert write_evidence(folder, explored.results, [], root=ROOT, command=["t"], started=now, ended=now).ok
+        assert not (folder / "explore").exists()
+        record = _json(folder / "run.json")
+        assert "exploration" not in record and record["status"] == "PASS"
+        assert "## Exploration" not in (folder / "report.md").read_text(encoding="utf-8")
+        report = audit(folder)
+        assert report.ok, report.problems
+        assert report.rerun.note == ("2 scenarios re-executed from sources/: byte-identical traces, same outcomes "
+                                     "and verdicts")
+        assert audit(folder, rerun=False).rerun.note == "re-execution skipped (--no-rerun)"
+
+    def test_exploring_without_a_matrix_can_pass(self, explored: Explored, tmp_path: Path) -> None:
+        """Every default variant PASS and no kill matrix: the run's status is PASS."""
+        report = _write(tmp_path / "ev", explored, explorations=explored.explorations[:3], kill_matrix=None)
+        assert report.ok, report.problems
+        record = _json(tmp_path / "ev" / "run.json")
+        assert record["status"] == "PASS" and record["exploration"]["kill_matrix"] is None
+        assert not (tmp_path / "ev" / MATRIX).exists()
