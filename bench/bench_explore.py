@@ -24,7 +24,6 @@ import argparse
 import os
 import statistics
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,33 +34,11 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.floor import event_ping_pong
 from lab.scenarios import exploring
 from lab.scenarios.exploring import ScenarioExploration, explore_scenario
 from lab.scenarios.loader import LoadedScenario, load
 from lab.scenarios.runner import ScenarioResult, run_scenario
-
-
-def event_ping_pong(handoffs: int) -> float:
-    """Seconds per handoff between two raw threads passing control with two threading.Events."""
-    ping, pong = threading.Event(), threading.Event()
-    rounds = handoffs // 2
-
-    def other() -> None:
-        for _ in range(rounds):
-            ping.wait()
-            ping.clear()
-            pong.set()
-
-    thread = threading.Thread(target=other)
-    thread.start()
-    begun = time.perf_counter()
-    for _ in range(rounds):
-        ping.set()
-        pong.wait()
-        pong.clear()
-    elapsed = time.perf_counter() - begun
-    thread.join()
-    return elapsed / (2 * rounds)
 
 
 @contextmanager

@@ -11,37 +11,13 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import threading
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.floor import event_ping_pong
 from lab.engine.primitives import LabLock
 from lab.engine.scheduler import DecisionPoint, Scheduler
-
-
-def event_ping_pong(handoffs: int) -> float:
-    """Seconds per handoff between two raw threads passing control with two threading.Events."""
-    ping, pong = threading.Event(), threading.Event()
-    rounds = handoffs // 2
-
-    def other() -> None:
-        for _ in range(rounds):
-            ping.wait()
-            ping.clear()
-            pong.set()
-
-    thread = threading.Thread(target=other)
-    thread.start()
-    begun = time.perf_counter()
-    for _ in range(rounds):
-        ping.set()
-        pong.wait()
-        pong.clear()
-    elapsed = time.perf_counter() - begun
-    thread.join()
-    return elapsed / (2 * rounds)
 
 
 class _Alternate:
