@@ -87,6 +87,13 @@ class TestCleanFolder:
         assert code == 0, out
         assert "re-execution  MATCHED" in out and "result: OK" in out
 
+    def test_a_relative_folder_path_verifies_too(self, pristine: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A folder named relative to the current directory (evidence/NAME) re-executes from the right place."""
+        monkeypatch.chdir(pristine.parent)
+        code, out = _audit(pristine.name)
+        assert code == 0, out
+        assert "re-execution  MATCHED" in out
+
     def test_no_rerun_says_it_skipped(self, pristine: Path) -> None:
         """--no-rerun still verifies the rest, and says what it did not do."""
         code, out = _audit(str(pristine), "--no-rerun")

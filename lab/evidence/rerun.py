@@ -135,7 +135,9 @@ def _run_child(sources: Path, request: Mapping[str, Any], limit: float, python: 
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     with tempfile.TemporaryDirectory(prefix="lab-rerun-") as cwd:
         try:
-            done = subprocess.run([python, "-I", "-B", "-c", _CHILD, str(sources)], input=json.dumps(request).encode(),
+            # absolute: the child runs in an empty temporary folder, where a relative archive path means nothing
+            argv = [python, "-I", "-B", "-c", _CHILD, str(sources.absolute())]
+            done = subprocess.run(argv, input=json.dumps(request).encode(),
                                   capture_output=True, timeout=limit, cwd=cwd, env=env, check=False)
         except subprocess.TimeoutExpired:
             return f"re-execution did not finish within {limit:g} s"
