@@ -53,7 +53,7 @@ class RaceTwoRequests(Scenario):
         return {"version": self.session.version, "tickets": "same" if len(versions) == 1 else "different"}
 
     def invariants(self):
-        version, history = self.session.snapshot()
+        _version, history = self.session.snapshot()
         yield "history is whole pairs", is_whole_pairs(history)
         yield "history keeps at most 2 rounds", len(history) <= 4
         yield "each ticket still holds the history it began with", all(
