@@ -1,0 +1,242 @@
+"""Re-execution: run every scenario again from the archived ``sources/`` and compare with what was recorded.
+
+Two halves of one protocol live here. :func:`rerun` (the auditor's side) starts a fresh interpreter that imports the
+*archived* ``lab`` package: ``sources/`` goes first on ``sys.path``, ``-I`` keeps the environment and the current
+folder out of it, ``-B`` keeps ``__pycache__`` from being written into the archive, and the child's working folder
+is an empty temporary one. :func:`main` (the child's side, as archived) reads the request as JSON on stdin, runs
+the scenarios, and prints one JSON report on stdout: for each scenario its trace, trace digest, requests digest,
+outcomes, verdict and run status, and where ``lab`` was imported from, so the auditor can prove it ran the archive.
+
+Each scenario is re-run the way it first ran: with the variant and granularity its result records, and, if it
+hung, with the watchdog its trace recorded, so it hangs the same way. When the folder holds explorations, the same
+child also explores them again and rebuilds the kill matrix (:mod:`lab.evidence.reexplore`); the request carries
+them only then, so the protocol for a folder without exploration is unchanged. The whole child is bounded by a
+timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lab.evidence.findings import Problem, Rerun, RerunStatus
+from lab.evidence.records import request_lines, sha256
+from lab.evidence.reexplore import (
+    ExpectedExploration,
+    allowance,
+    compare_exploration,
+    compare_kill_matrix,
+    kill_matrix_request,
+)
+from lab.evidence.schema import is_name
+
+PROTOCOL = 1
+BASE_TIMEOUT_SECONDS = 60.0
+_OUTPUT_CAP = 64 << 20
+_CHILD = "import sys; sys.path.insert(0, sys.argv[1]); from lab.evidence.rerun import main; sys.exit(main())"
+
+
+@dataclass(frozen=True, slots=True)
+class Expected:
+    """What one scenario's re-execution must reproduce, from its archived records."""
+
+    name: str
+    trace: bytes | None
+    trace_sha256: str
+    requests_sha256: str | None
+    outcomes: Mapping[str, str]
+    verdict: str
+    run_status: str
+    watchdog_seconds: float | None = None
+    options: Mapping[str, str] = field(default_factory=dict)
+
+
+def default_timeout(
+    expected: Sequence[Expected], explorations: Sequence[ExpectedExploration] = (),
+    kill_matrix: Mapping[str, Any] | None = None,
+) -> float:
+    """A bound for the whole child: generous for ordinary runs, plus each recorded hang's watchdog and grace, plus
+    a bounded allowance for re-exploration (:func:`lab.evidence.reexplore.allowance`)."""
+    hangs = sum((e.watchdog_seconds or 0.0) + 5.0 for e in expected if e.run_status == "HUNG")
+    explored = allowance(explorations, kill_matrix) if explorations or kill_matrix is not None else 0.0
+    return BASE_TIMEOUT_SECONDS + hangs + explored
+
+
+def rerun(
+    sources: Path,
+    expected: Sequence[Expected],
+    *,
+    explorations: Sequence[ExpectedExploration] = (),
+    kill_matrix: Mapping[str, Any] | None = None,
+    timeout: float | None = None,
+    python: str = sys.executable,
+) -> tuple[Rerun, list[Problem]]:
+    """Re-execute ``expected`` from the archive at ``sources``, and explore ``explorations`` and rebuild
+    ``kill_matrix`` (its record) again; the summary, and one problem per difference."""
+    if not expected and not explorations and kill_matrix is None:
+        return Rerun(RerunStatus.SKIPPED, "no scenario to re-execute"), []
+    limit = default_timeout(expected, explorations, kill_matrix) if timeout is None else timeout
+    request: dict[str, Any] = {
+        "protocol": PROTOCOL,
+        "scenarios": [{"name": e.name, "watchdog_seconds": e.watchdog_seconds, **e.options} for e in expected]}
+    if explorations:
+        request["explorations"] = [item.request() for item in explorations]
+    if kill_matrix is not None:
+        request["kill_matrix"] = kill_matrix_request(kill_matrix)
+    what = _what(expected, explorations, kill_matrix)
+    counts = {"scenarios": len(expected), "explorations": len(explorations)}
+    begun = time.perf_counter()
+    failed = _run_child(sources, request, limit, python)
+    seconds = time.perf_counter() - begun
+    if isinstance(failed, str):
+        return Rerun(RerunStatus.FAILED, failed, seconds=seconds, **counts), [Problem("sources/", failed)]
+    report, problems = _read_report(failed, sources)
+    if report is None:
+        return Rerun(RerunStatus.FAILED, problems[0].reason, seconds=seconds, **counts), problems
+    for item in expected:
+        problems.extend(_compare(item, report["results"].get(item.name)))
+    if (explorations or kill_matrix is not None) and not isinstance(report.get("explorations"), list):
+        problems.append(Problem("sources/lab/evidence/rerun.py", "the archived re-execution does not re-explore, "
+                                                                 "but the folder holds explorations"))
+    else:
+        fresh = report.get("explorations") or []
+        for index, exploration in enumerate(explorations):
+            problems.extend(compare_exploration(exploration, fresh[index] if index < len(fresh) else None))
+        if kill_matrix is not None:
+            problems.extend(compare_kill_matrix(kill_matrix, report.get("kill_matrix")))
+    if problems:
+        note = f"{len(problems)} differences in {what} re-executed from sources/"
+        return Rerun(RerunStatus.DIFFERED, note, seconds=seconds, **counts), problems
+    note = f"{what} re-executed from sources/: " + "; ".join(
+        [*(["byte-identical traces, same outcomes and verdicts"] if expected else []),
+         *(["the same verdicts, counts, rows and counterexamples"] if explorations else []),
+         *(["the same kill-matrix cells"] if kill_matrix is not None else [])])
+    return Rerun(RerunStatus.MATCHED, note, seconds=seconds, **counts), []
+
+
+def _what(expected: Sequence[Expected], explorations: Sequence[ExpectedExploration],
+          kill_matrix: Mapping[str, Any] | None) -> str:
+    parts = [f"{len(expected)} scenarios"] if expected or not (explorations or kill_matrix is not None) else []
+    parts += [f"{len(explorations)} explorations"] if explorations else []
+    parts += ["the kill matrix"] if kill_matrix is not None else []
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _run_child(sources: Path, request: Mapping[str, Any], limit: float, python: str) -> str | bytes:
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    with tempfile.TemporaryDirectory(prefix="lab-rerun-") as cwd:
+        try:
+            # absolute: the child runs in an empty temporary folder, where a relative archive path means nothing
+            argv = [python, "-I", "-B", "-c", _CHILD, str(sources.absolute())]
+            done = subprocess.run(argv, input=json.dumps(request).encode(),
+                                  capture_output=True, timeout=limit, cwd=cwd, env=env, check=False)
+        except subprocess.TimeoutExpired:
+            return f"re-execution did not finish within {limit:g} s"
+        except OSError as error:
+            return f"re-execution could not start: {error.strerror}"
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+        return f"re-execution failed (exit {done.returncode}): {lines[-1].strip() if lines else 'no message'}"
+    return done.stdout
+
+
+def _read_report(output: bytes, sources: Path) -> tuple[dict[str, Any] | None, list[Problem]]:
+    try:
+        report = json.loads(output[:_OUTPUT_CAP].decode("utf-8"))
+    except (ValueError, RecursionError):  # not UTF-8, not JSON
+        return None, [Problem("sources/", "re-execution did not print its JSON report")]
+    if not isinstance(report, dict) or report.get("protocol") != PROTOCOL or not isinstance(report.get("results"),
+                                                                                             dict):
+        return None, [Problem("sources/", f"re-execution printed a report that is not protocol {PROTOCOL}")]
+    origin = report.get("lab")
+    if not isinstance(origin, str) or not Path(origin).resolve().is_relative_to(sources.resolve()):
+        return None, [Problem("sources/lab", f"re-execution imported lab from {origin!r}, not from the archive")]
+    return report, []
+
+
+def _compare(item: Expected, got: object) -> list[Problem]:
+    base = f"scenarios/{item.name}"
+    if not isinstance(got, dict):
+        return [Problem(base, "re-execution returned nothing for this scenario")]
+    if "broken" in got:
+        return [Problem(f"sources/scenarios/{item.name}.py", f"does not load when re-executed: {got['broken']}")]
+    problems = []
+    if got.get("trace_sha256") != item.trace_sha256:
+        problems.append(Problem(f"{base}/trace.jsonl", "re-execution gave a different trace"
+                                + _first_difference(item.trace, got.get("trace"))))
+    if got.get("requests_sha256") != item.requests_sha256:
+        problems.append(Problem(f"{base}/requests.jsonl", "re-execution sent different requests"))
+    for key, recorded in (("outcomes", dict(item.outcomes)), ("verdict", item.verdict),
+                          ("run_status", item.run_status)):
+        if got.get(key) != recorded:
+            problems.append(Problem(f"{base}/result.json", f"re-execution gave {key} {_show(got.get(key))}; "
+                                                           f"recorded {_show(recorded)}"))
+    return problems
+
+
+def _first_difference(archived: bytes | None, fresh: object) -> str:
+    if archived is None or not isinstance(fresh, str):
+        return ""
+    old, new = archived.decode("utf-8", "replace").splitlines(), fresh.splitlines()
+    for number, (a, b) in enumerate(zip(old, new, strict=False), start=1):
+        if a != b:
+            return f": first difference at line {number}: recorded {_show(a)}, re-run {_show(b)}"
+    return f": recorded {len(old)} events, re-run {len(new)}"
+
+
+def _show(value: object) -> str:
+    text = ", ".join(f"{k}: {v}" for k, v in value.items()) if isinstance(value, dict) else str(value)
+    return text if len(text) <= 100 else text[:97] + "..."
+
+
+def main() -> int:
+    """The child's side: read the request on stdin, run each scenario, print the JSON report on stdout.
+
+    Scenario code that prints is sent to stderr, so stdout carries only the report.
+    """
+    import lab
+    from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS
+    from lab.engine.trace import encode_trace
+    from lab.scenarios.loader import BrokenScenario, load
+    from lab.scenarios.runner import run_scenario
+
+    request = json.loads(sys.stdin.read())
+    home = Path(lab.__file__).resolve().parent
+    results: dict[str, Any] = {}
+    explored: dict[str, Any] = {}
+    with contextlib.redirect_stdout(sys.stderr):
+        for item in request["scenarios"]:
+            name = item["name"]
+            if not is_name(name):
+                results[str(name)] = {"broken": "not a scenario name"}
+                continue
+            loaded = load(home.parent / "scenarios" / f"{name}.py")
+            if isinstance(loaded, BrokenScenario):
+                results[name] = {"broken": loaded.problem}
+                continue
+            watchdog = item.get("watchdog_seconds") or DEFAULT_WATCHDOG_SECONDS
+            options = {key: item[key] for key in ("variant", "granularity") if item.get(key) not in {None, "", "probe"}}
+            result = run_scenario(loaded, watchdog_seconds=watchdog, **options)
+            trace = encode_trace(result.trace)
+            results[name] = {
+                "trace": trace.decode("utf-8"), "trace_sha256": sha256(trace),
+                "requests_sha256": sha256(request_lines(result.requests)) if result.requests else None,
+                "outcomes": dict(result.outcomes), "verdict": str(result.verdict), "run_status": result.run_status,
+            }
+        if request.get("explorations") or request.get("kill_matrix") is not None:
+            from lab.evidence.reexplore import reexplore
+
+            explored = reexplore(home.parent, request)
+    sys.stdout.write(json.dumps({"protocol": PROTOCOL, "lab": str(home / "__init__.py"), "results": results,
+                                **explored}))
+    sys.stdout.flush()
+    return 0

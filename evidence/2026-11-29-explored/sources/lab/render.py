@@ -1,0 +1,180 @@
+"""Terminal rendering with rich: the edge of the lab, fed only by plain result data."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from lab.engine.trace import TraceEvent
+from lab.scenarios.exploring import ScenarioExploration
+from lab.scenarios.kill_matrix import KillMatrix
+from lab.scenarios.loader import BrokenScenario, LoadedScenario
+from lab.scenarios.runner import ScenarioResult, Verdict
+
+_VERDICT_STYLE = {Verdict.PASS: "green", Verdict.FAIL: "red", Verdict.ERROR: "red"}
+
+
+def summary_table(results: Sequence[ScenarioResult]) -> Table:
+    """One row per scenario: lesson, outcome per actor, checks passed/failed, verdict."""
+    table = Table(title="Scenarios", show_lines=False, expand=False)
+    table.add_column("scenario", style="bold", no_wrap=True)
+    table.add_column("lesson", overflow="fold", ratio=3)
+    table.add_column("outcomes", overflow="fold", ratio=2)
+    table.add_column("checks", justify="right", no_wrap=True)
+    table.add_column("verdict", no_wrap=True)
+    for result in results:
+        outcomes = ", ".join(f"{actor}: {outcome}" for actor, outcome in result.outcomes.items()) or "-"
+        checks = f"{result.checks_passed}/{len(result.checks)}"
+        lesson = Text(("[mutant] " if result.mutant else "") + result.lesson)
+        table.add_row(result.name, lesson, Text(outcomes), checks,
+                      Text(result.verdict.value, style=_VERDICT_STYLE[result.verdict]))
+    return table
+
+
+def print_failures(console: Console, results: Sequence[ScenarioResult]) -> None:
+    """For each scenario that did not pass: the checks that failed, and what blocked or raised."""
+    for result in results:
+        if result.passed:
+            continue
+        console.print(f"[bold red]{result.name}[/]: {result.verdict.value}")
+        for check in result.checks:
+            if not check.passed:
+                console.print(f"  - {check.name}: {check.reason}", markup=False, highlight=False)
+        for blocked in result.blocked:
+            console.print(f"  blocked: {blocked.actor} waits for {blocked.waits_for}", markup=False, highlight=False)
+        for actor, error in result.errors.items():
+            last = error.strip().splitlines()[-1] if error.strip() else ""
+            console.print(f"  {actor} raised: {last}", markup=False, highlight=False)
+
+
+def list_table(items: Sequence[LoadedScenario | BrokenScenario]) -> Table:
+    """Every scenario file with its one-line lesson (or why it does not load)."""
+    table = Table(title="Scenarios", expand=False)
+    table.add_column("name", style="bold", no_wrap=True)
+    table.add_column("source", no_wrap=True)
+    table.add_column("lesson", overflow="fold")
+    for item in items:
+        if isinstance(item, BrokenScenario):
+            table.add_row(item.name, "", Text(f"broken: {item.problem}", style="red"))
+        else:
+            lesson = Text(("[mutant] " if item.cls.mutant else "") + item.lesson)
+            table.add_row(item.name, item.cls.source, lesson)
+    return table
+
+
+def exploration_table(explorations: Sequence[ScenarioExploration]) -> Table:
+    """One row per exploration: verdict, schedules run and pruned, the naive bound, distinct outcomes."""
+    table = Table(title="Exploration", expand=False)
+    for column, justify in (("scenario", "left"), ("variant", "left"), ("granularity", "left"),
+                            ("verdict", "left"), ("schedules", "right"), ("pruned", "right"),
+                            ("naive bound", "right"), ("outcomes", "right"), ("seconds", "right")):
+        table.add_column(column, justify=justify, no_wrap=column != "scenario")  # type: ignore[arg-type]
+    for found in explorations:
+        style = {"PASS": "green", "FAIL": "red"}.get(found.verdict.value, "yellow")
+        table.add_row(found.name, found.variant or "-", found.granularity, Text(found.verdict.value, style=style),
+                      str(found.schedules), str(found.pruned), naive_text(found.naive_bound), str(found.distinct),
+                      f"{found.seconds:.2f}")
+    return table
+
+
+def naive_text(bound: int) -> str:
+    """A naive-enumeration bound, in scientific notation once it stops being readable."""
+    return str(bound) if bound < 10**7 else f"{float(bound):.1e}"
+
+
+def outcome_rows_table(found: ScenarioExploration) -> Table:
+    """The graded outcome table of one exploration, with the exact number of schedules per row."""
+    title = f"{found.name}" + (f" over {found.variant}" if found.variant else "") + f" ({found.granularity})"
+    table = Table(title=title, expand=False, title_justify="left")
+    table.add_column("grade", no_wrap=True)
+    table.add_column("schedules", justify="right")
+    table.add_column("outcome", overflow="fold")
+    table.add_column("why", overflow="fold")
+    for row in found.rows:
+        style = {"ACCEPTABLE": "green", "INTERESTING": "yellow"}.get(row.grade, "red")
+        outcome = ", ".join(f"{k}={v}" for k, v in row.expect.items())
+        table.add_row(Text(row.grade, style=style), str(row.schedules), outcome, row.reason)
+    return table
+
+
+def print_counterexample(console: Console, found: ScenarioExploration) -> None:
+    """The shortest failing schedule, why it fails, and the command that replays it."""
+    example = found.counterexample
+    if example is None:
+        return
+    console.print(f"[red]counterexample[/] in {found.name}: {example.why}", highlight=False)
+    console.print(f"  reached: {', '.join(f'{k}={v}' for k, v in example.observed.items())}", markup=False,
+                  highlight=False)
+    console.print(f"  replay:  {found.replay_command}", markup=False, highlight=False)
+    if found.problem:
+        console.print(f"  [yellow]{found.problem}[/]", highlight=False)
+
+
+def kill_matrix_table(matrix: KillMatrix) -> Table:
+    """Rows are session variants, columns are race scenarios; a cell says at which granularities it was killed."""
+    table = Table(title="Mutant kill matrix (killed at which granularity, or survived both)", expand=False)
+    table.add_column("variant", no_wrap=True, style="bold")
+    for scenario in matrix.scenarios:
+        table.add_column(scenario, overflow="fold")
+    for variant in matrix.variants:
+        label = variant + (" (correct)" if variant in matrix.correct else "")
+        cells = []
+        for scenario in matrix.scenarios:
+            parts = [(g, matrix.cell(variant, scenario, g)) for g in ("probe", "line")]
+            found = [(g, c) for g, c in parts if c is not None]
+            if not found:
+                cells.append(Text("-", style="dim"))
+                continue
+            killed_at = [g for g, c in found if c.killed]
+            text = f"killed ({', '.join(killed_at)})" if killed_at else "survived"
+            text += "" if all(c.status != "incomplete" for _, c in found) else " [incomplete]"
+            killed = any(c.killed for _, c in found)
+            as_it_should = killed != (variant in matrix.correct)
+            cells.append(Text(text, style="green" if as_it_should else "red"))
+        table.add_row(label, *cells)
+    return table
+
+
+def replay_table(result: ScenarioResult, actors: Sequence[str]) -> Table:
+    """The interleaving as Lincheck prints one: a column per actor, switches and waits named, state rows."""
+    table = Table(title=f"{result.name}: replay", expand=False, show_lines=False)
+    table.add_column("#", justify="right", style="dim")
+    for actor in actors:
+        table.add_column(actor, overflow="fold")
+    states = dict(result.state_rows)
+    previous: TraceEvent | None = None
+    for event in result.trace:
+        if previous is not None and event.actor != previous.actor and previous.actor in actors and not (
+            previous.op in {"end", "error", "lock.wait", "hold"} or previous.detail.get("blocked")
+        ):
+            cells: list[Text | str] = ["" for _ in actors]
+            cells[list(actors).index(previous.actor)] = Text("switch (preempted)", style="yellow")
+            table.add_row("", *cells)
+        previous = event
+        if event.actor not in actors:
+            table.add_row(str(event.step), Text(event.describe(), style="bold"), *[""] * (len(actors) - 1))
+            continue
+        cells = ["" for _ in actors]
+        cells[list(actors).index(event.actor)] = _replay_cell(event)
+        table.add_row(str(event.step), *cells)
+        if event.step in states:
+            state = ", ".join(f"{k}={v}" for k, v in states[event.step].items())
+            table.add_row("", Text(f"state: {state}", style="cyan"), *[""] * (len(actors) - 1))
+    return table
+
+
+def _replay_cell(event: TraceEvent) -> Text:
+    detail = event.detail
+    if detail.get("blocked") or event.op in {"lock.wait", "hold"}:
+        waits = detail.get("until") or event.obj
+        return Text(f"switch (waiting on {waits})", style="yellow")
+    if event.op == "end":
+        return Text(f"-> {detail.get('outcome')}", style="bold green")
+    if event.op == "note":
+        return Text(str(detail.get("text", "")), style="italic")
+    if event.op == "probe":
+        return Text(f"{event.obj} {detail.get('point')}", style="dim")
+    return Text(event.describe())

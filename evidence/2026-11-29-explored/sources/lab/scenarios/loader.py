@@ -1,0 +1,122 @@
+"""Find scenario files and load them; a broken file becomes one clear line, and the others still load.
+
+A scenario is checked when it is loaded, not midway through a run: its docstring, its one ``Scenario`` subclass,
+its actors and the names its expectations use. What can only be known once ``setup`` runs (a hold naming an unknown
+actor, two latches with one name) is reported by the runner, again in one line.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from lab.scenarios.base import Scenario
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class LoadedScenario:
+    """A scenario file that loaded: its name (the file's stem), lesson and class."""
+
+    name: str
+    path: Path
+    cls: type[Scenario]
+    description: str
+
+    @property
+    def lesson(self) -> str:
+        """The docstring's first line: what the scenario teaches, in one sentence."""
+        return self.description.strip().splitlines()[0].strip()
+
+
+@dataclass(frozen=True)
+class BrokenScenario:
+    """A scenario file that did not load, and the one line that says why."""
+
+    name: str
+    path: Path
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.path.name}: {self.problem}"
+
+
+def discover(folder: Path) -> list[Path]:
+    """Every scenario file in ``folder``, sorted by name; files starting with ``_`` are helpers, not scenarios."""
+    return sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
+
+
+def load_all(folder: Path) -> list[LoadedScenario | BrokenScenario]:
+    """Load every scenario file in ``folder``, in name order."""
+    return [load(path) for path in discover(folder)]
+
+
+def load(path: Path) -> LoadedScenario | BrokenScenario:
+    """Load one scenario file; never raises for a problem in the file itself."""
+    name = path.stem
+    if not _NAME.match(name):
+        return BrokenScenario(name, path, "a scenario file name is lower_snake_case (it becomes a folder name)")
+    try:
+        source = path.read_text(encoding="utf-8")
+        code = compile(source, str(path), "exec")
+    except SyntaxError as error:
+        return BrokenScenario(name, path, f"syntax error at line {error.lineno}: {error.msg}")
+    except (OSError, UnicodeDecodeError) as error:
+        return BrokenScenario(name, path, f"cannot be read: {error}")
+    module_name = f"lab_scenario_{name}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None:
+        return BrokenScenario(name, path, "cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        exec(code, module.__dict__)
+    except Exception as error:
+        del sys.modules[module_name]
+        return BrokenScenario(name, path, f"raised {type(error).__name__} on import: {error}".splitlines()[0])
+    problem, cls = _find_class(module.__dict__)
+    if cls is None:
+        return BrokenScenario(name, path, problem)
+    description = inspect.cleandoc(module.__doc__ or "")
+    if not description:
+        return BrokenScenario(name, path, "has no module docstring: start the file with what the scenario teaches")
+    problem = _check_class(cls)
+    if problem:
+        return BrokenScenario(name, path, problem)
+    return LoadedScenario(name, path, cls, description)
+
+
+def _find_class(namespace: dict[str, object]) -> tuple[str, type[Scenario] | None]:
+    found = [
+        value for value in namespace.values()
+        if isinstance(value, type) and issubclass(value, Scenario) and value is not Scenario
+        and value.__module__ == namespace.get("__name__")
+    ]
+    if not found:
+        return "defines no Scenario subclass", None
+    if len(found) > 1:
+        return f"defines {len(found)} Scenario subclasses ({', '.join(c.__name__ for c in found)}); keep one", None
+    return "", found[0]
+
+
+def _check_class(cls: type[Scenario]) -> str:
+    if not cls.actors:
+        return f"{cls.__name__} lists no actors"
+    if len(set(cls.actors)) != len(cls.actors):
+        return f"{cls.__name__} lists an actor twice"
+    for actor in cls.actors:
+        if not callable(getattr(cls, actor, None)):
+            return f"actor {actor!r} has no method {cls.__name__}.{actor}()"
+    for actor in [*cls.expect, *cls.expect_blocked]:
+        if actor not in cls.actors:
+            return f"expectations name {actor!r}, which is not an actor ({', '.join(cls.actors)})"
+    if cls.expect_run not in {"FINISHED", "DEADLOCK"}:
+        return f"expect_run is {cls.expect_run!r}; use 'FINISHED' or 'DEADLOCK'"
+    if not cls.source:
+        return f"{cls.__name__} has no source: say which article section it comes from"
+    return ""

@@ -1,0 +1,48 @@
+"""Two answers built on version 0: the one that returns first commits, the late one comes back STALE.
+
+Article 003, section 1. Both requests begin at version 0 with an empty history. The fast request's reply arrives
+first and commits (version 0 -> 1). The slow request's reply arrives afterwards, still carrying a ticket for
+version 0; the session refuses it as STALE instead of splicing two answers that were each built on an empty
+history into one conversation that looks continuous but never happened.
+
+Two latches fix the order: `slow-began` (fast may not begin until slow holds its version-0 ticket) and
+`fast-committed` (slow may not commit until fast has). No sleeps, no luck: `run.py --explore` confirms that these
+latches leave exactly one outcome under every interleaving. Drop `slow-began` and the explorer finds a schedule where
+slow begins only after fast committed, gets a version-1 ticket, and commits too.
+"""
+
+from lab import CommitStatus, Scenario, VersionedSession, is_whole_pairs
+
+
+class OutOfOrderCommit(Scenario):
+    source = "article 003, section 1"
+    actors = ("slow", "fast")
+    expect = {"fast": "COMMITTED", "slow": "STALE"}
+    expect_state = {"version": 1, "history": ["fast question", "new answer"]}
+
+    def setup(self) -> None:
+        self.session = VersionedSession("s1", lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
+        self.slow_began = self.lab.latch("slow-began")
+        self.fast_committed = self.lab.latch("fast-committed")
+
+    def slow(self) -> CommitStatus:
+        ticket = self.session.begin("r-slow", "slow question")
+        self.lab.note(f"begin -> ticket v{ticket.version}")
+        self.slow_began.count_down()
+        self.fast_committed.wait()  # the slow reply "arrives" only after fast has committed
+        return self.session.commit(ticket, "old answer", "stop")
+
+    def fast(self) -> CommitStatus:
+        self.slow_began.wait()
+        ticket = self.session.begin("r-fast", "fast question")
+        self.lab.note(f"begin -> ticket v{ticket.version}")
+        status = self.session.commit(ticket, "new answer", "stop")
+        self.fast_committed.count_down()
+        return status
+
+    def observe(self) -> dict[str, object]:
+        version, history = self.session.snapshot()
+        return {"version": version, "history": [message.content for message in history]}
+
+    def invariants(self):
+        yield "history is whole pairs", is_whole_pairs(self.session.snapshot()[1])

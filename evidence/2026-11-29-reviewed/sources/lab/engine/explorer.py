@@ -1,0 +1,300 @@
+"""Systematic exploration: run the same actors under every schedule that matters, one fresh run per schedule.
+
+This is stateless model checking: nothing is snapshotted; each schedule is a fresh run from setup, steered by a
+policy that follows a prefix of earlier choices and then picks defaults. After each run the explorer decides
+which earlier choice to revisit, depth first, until no choice is left.
+
+Two reductions keep the count small without losing an outcome (given honest footprints, see
+:mod:`lab.engine.footprint`):
+
+- **Dynamic partial-order reduction** (Flanagan and Godefroid, 2005): an alternative is scheduled at a point only
+  when the run showed a *race* there, a later step of another actor that conflicts with the step taken and is not
+  already ordered after it. Orders of independent steps are never tried twice.
+- **Sleep sets** (Godefroid): an actor whose next step was fully explored from a point, and which commutes with
+  the step taken, is not tried again below it. A run whose every runnable actor is asleep is cut short (pruned).
+
+An optional **preemption bound** (as in CHESS) skips schedules that switch away from a runnable actor more than K
+times; a bound that skipped anything makes the result INCOMPLETE, never a pass. So does the schedule budget.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from lab.engine.footprint import Footprint, conflict
+from lab.engine.schedule import schedule_string
+from lab.engine.scheduler import DecisionPoint, RunResult
+
+DEFAULT_MAX_SCHEDULES = 20_000
+
+
+class _Pruned(Exception):
+    """Raised by the guiding policy to cut a run short: every runnable actor is asleep, or the bound is reached."""
+
+
+class NondeterminismError(Exception):
+    """Raised when re-running a prefix does not offer the same choices: the code under test is not deterministic."""
+
+
+@dataclass
+class _Node:
+    enabled: tuple[str, ...]
+    current: str | None
+    pending: dict[str, Footprint]
+    chosen: str
+    preemptions: int
+    sleep: dict[str, Footprint]
+    backtrack: set[str] = field(default_factory=set)
+    explored: dict[str, Footprint] = field(default_factory=dict)  # choice -> what its step touched
+    done: set[str] = field(default_factory=set)
+    executed: Footprint | None = None  # what the step taken here was seen to touch (set after the run)
+    clock: dict[str, int] | None = None  # vector clock of the step taken here (set by the race analysis)
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One explored run: its schedule string, the run itself, and what the caller made of it."""
+
+    schedule: str
+    preemptions: int
+    run: RunResult
+    key: str
+    payload: object
+
+
+@dataclass
+class Exploration:
+    """What an exploration found. ``executions`` holds one (the shortest) run per distinct outcome key."""
+
+    schedules: int = 0
+    pruned: int = 0
+    bounded: bool = False
+    budget_hit: bool = False
+    naive_bound: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    executions: dict[str, Execution] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        """True when every schedule that matters was run (no bound or budget cut the search)."""
+        return not (self.bounded or self.budget_hit)
+
+
+RunOnce = Callable[[object], tuple[RunResult, str, object]]
+
+
+class Explorer:
+    """Explores the schedules of a deterministic run.
+
+    ``run_once(policy)`` must build a fresh world, run it under ``policy`` and return the run, an outcome key (a
+    string: equal keys mean the same outcome) and any payload the caller wants kept with the shortest run per key.
+    """
+
+    def __init__(
+        self,
+        run_once: RunOnce,
+        actors: Sequence[str],
+        *,
+        reduction: bool = True,
+        preemption_bound: int | None = None,
+        max_schedules: int = DEFAULT_MAX_SCHEDULES,
+        progress: Callable[[Exploration], None] | None = None,
+    ) -> None:
+        self._run_once = run_once
+        self._actors = tuple(actors)
+        self._order = {name: i for i, name in enumerate(actors)}
+        self._reduction = reduction
+        self._bound = preemption_bound
+        self._max = max_schedules
+        self._progress = progress
+        self._conflict = lru_cache(maxsize=65_536)(conflict)
+
+    def explore(self) -> Exploration:
+        """Run every schedule that matters (or until the budget) and tally the outcomes."""
+        found = Exploration()
+        nodes: list[_Node] = []
+        while True:
+            policy = _Guide(self, nodes)
+            run, key, payload = self._run_once(policy)
+            if run.status == "DIVERGED" and not policy.pruned:
+                raise NondeterminismError(run.problem)
+            if policy.pruned:
+                found.pruned += 1
+            else:
+                found.schedules += 1
+                self._tally(found, run, key, payload, policy.preemptions)
+            if self._reduction:
+                self._record_executed(nodes, policy.first_new, run)
+                self._add_races(nodes, policy.first_new)
+            if self._progress is not None:
+                self._progress(found)
+            if found.schedules + found.pruned >= self._max:
+                found.budget_hit = self._next_branch(nodes, found, dry_run=True)
+                return found
+            if not self._next_branch(nodes, found):
+                return found
+
+    # -- one run -------------------------------------------------------------------------------------------------
+
+    def _tally(self, found: Exploration, run: RunResult, key: str, payload: object, preemptions: int) -> None:
+        found.counts[key] = found.counts.get(key, 0) + 1
+        if not found.naive_bound:
+            found.naive_bound = _multinomial(run)
+        schedule = schedule_string(run.decisions, self._actors)
+        best = found.executions.get(key)
+        if best is None or (preemptions, len(schedule)) < (best.preemptions, len(best.schedule)):
+            found.executions[key] = Execution(schedule, preemptions, run, key, payload)
+
+    def new_node(self, point: DecisionPoint, parent: _Node | None) -> _Node:
+        """The node for a decision reached for the first time, with its sleep set."""
+        pending = point.pending()
+        sleep: dict[str, Footprint] = {}
+        if self._reduction and parent is not None:
+            taken = point.last_step()  # the parent's step, which just ran
+            parent.executed = taken
+            asleep = {**parent.sleep, **{q: fp for q, fp in parent.explored.items() if q != parent.chosen}}
+            sleep = {q: fp for q, fp in asleep.items() if not self._conflict(fp, taken)}
+        preemptions = 0
+        if parent is not None:
+            preemptions = parent.preemptions + self._is_preemption(parent, parent.chosen)
+        return _Node(point.runnable, point.current, pending, "", preemptions, sleep)
+
+    def default_choice(self, node: _Node) -> str:
+        """Keep the current actor if it may run, else the first awake one; raise _Pruned when none may."""
+        awake = [a for a in node.enabled if a not in node.sleep]
+        if not awake:
+            raise _Pruned("every runnable actor is asleep")
+        choice = node.current if node.current in awake else awake[0]
+        if self._bound is not None and node.preemptions + self._is_preemption(node, choice) > self._bound:
+            raise _Pruned("preemption bound")
+        node.chosen = choice
+        node.done.add(choice)
+        node.backtrack = set(node.enabled) if not self._reduction else {choice}
+        return choice
+
+    def _is_preemption(self, node: _Node, choice: str) -> int:
+        return int(node.current is not None and node.current in node.enabled and choice != node.current)
+
+    # -- choosing what to revisit --------------------------------------------------------------------------------
+
+    def _next_branch(self, nodes: list[_Node], found: Exploration, *, dry_run: bool = False) -> bool:
+        for depth in range(len(nodes) - 1, -1, -1):
+            node = nodes[depth]
+            options = sorted(node.backtrack - node.done - node.sleep.keys(), key=self._order.__getitem__)
+            for option in options:
+                if self._bound is not None and node.preemptions + self._is_preemption(node, option) > self._bound:
+                    node.done.add(option)
+                    found.bounded = True
+                    continue
+                if dry_run:
+                    return True
+                node.chosen = option
+                node.done.add(option)
+                node.clock = None
+                del nodes[depth + 1:]
+                return True
+        return False
+
+    def _record_executed(self, nodes: list[_Node], first_new: int, run: RunResult) -> None:
+        for k in range(first_new, min(len(nodes), len(run.step_footprints))):
+            nodes[k].executed = run.step_footprints[k]
+            nodes[k].explored[nodes[k].chosen] = run.step_footprints[k]
+
+    def _step(self, node: _Node) -> Footprint:
+        if node.executed is not None:
+            return node.executed
+        return node.pending.get(node.chosen, frozenset())
+
+    def _next_step(self, nodes: list[_Node], k: int, actor: str) -> Footprint:
+        """What ``actor`` does next from node ``k``: its executed step later in this run, else its announcement."""
+        for later in nodes[k:]:
+            if later.chosen == actor:
+                return self._step(later)
+        return nodes[k].pending.get(actor, frozenset())
+
+    def _add_races(self, nodes: list[_Node], first_new: int) -> None:
+        """DPOR: for each new step, find the last conflicting step of another actor not ordered before it."""
+        last_clock: dict[str, dict[str, int]] = {}
+        for k, node in enumerate(nodes):
+            if not node.chosen:
+                break
+            taken = self._step(node)
+            if node.clock is None:
+                clock = dict(last_clock.get(node.chosen, {}))
+                for j in range(k):
+                    earlier = nodes[j]
+                    if earlier.clock is not None and self._conflict(self._step(earlier), taken):
+                        for actor, tick in earlier.clock.items():
+                            if clock.get(actor, -1) < tick:
+                                clock[actor] = tick
+                clock[node.chosen] = k
+                node.clock = clock
+            if k >= first_new:
+                self._races_at(nodes, k, last_clock)
+            last_clock[node.chosen] = node.clock
+
+    def _races_at(self, nodes: list[_Node], k: int, last_clock: dict[str, dict[str, int]]) -> None:
+        node = nodes[k]
+        for actor in node.pending:
+            upcoming = self._next_step(nodes, k, actor)
+            known = last_clock.get(actor, {})
+            for j in range(k - 1, -1, -1):
+                earlier = nodes[j]
+                if earlier.chosen == actor:
+                    continue
+                if not self._conflict(self._step(earlier), upcoming):
+                    continue
+                if known.get(earlier.chosen, -1) >= j:
+                    break  # already ordered before this actor's next step: no race
+                if actor in earlier.enabled:
+                    earlier.backtrack.add(actor)
+                else:
+                    earlier.backtrack.update(earlier.enabled)
+                break
+
+
+class _Guide:
+    """The exploring policy for one run: follow the prefix, then default choices, recording new nodes."""
+
+    def __init__(self, explorer: Explorer, nodes: list[_Node]) -> None:
+        self._explorer = explorer
+        self._nodes = nodes
+        self.first_new = max(len(nodes) - 1, 0)  # the last node of the prefix took a new branch
+        self.pruned = False
+        self.preemptions = 0
+
+    def choose(self, point: DecisionPoint) -> str:
+        k = point.index
+        if k < len(self._nodes):
+            node = self._nodes[k]
+            if node.enabled != point.runnable:
+                before, now = ", ".join(node.enabled), ", ".join(point.runnable)
+                raise NondeterminismError(f"decision {k}: earlier {{{before}}} could run, now {{{now}}}")
+            chosen = node.chosen
+        else:
+            parent = self._nodes[k - 1] if k else None
+            node = self._explorer.new_node(point, parent)
+            try:
+                chosen = self._explorer.default_choice(node)
+            except _Pruned:
+                self.pruned = True
+                raise
+            self._nodes.append(node)
+        self.preemptions = node.preemptions + int(
+            node.current is not None and node.current in node.enabled and chosen != node.current
+        )
+        return chosen
+
+
+def _multinomial(run: RunResult) -> int:
+    """How many orders a naive enumeration would try: all interleavings of each actor's steps in this run."""
+    per_actor: dict[str, int] = {}
+    for decision in run.decisions:
+        per_actor[decision.chosen] = per_actor.get(decision.chosen, 0) + 1
+    total = math.factorial(sum(per_actor.values()))
+    for steps in per_actor.values():
+        total //= math.factorial(steps)
+    return total

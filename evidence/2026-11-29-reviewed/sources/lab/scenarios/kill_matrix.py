@@ -1,0 +1,99 @@
+"""The mutant kill matrix: every race scenario explored over every session variant, at both granularities.
+
+Rows are session variants (the correct ones and the mutants), columns are race scenarios, and each cell says
+whether exploration *killed* the variant (reached a FORBIDDEN or undeclared outcome, or broke an invariant) with
+the counterexample schedule, or whether it *survived* every schedule. The matrix is honest only if both hold: every
+mutant is killed somewhere, and no correct variant is killed anywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario
+from lab.scenarios.loader import LoadedScenario
+
+GRANULARITIES = ("probe", "line")
+
+
+@dataclass(frozen=True)
+class KillCell:
+    """One variant, one race scenario, one granularity: killed, survived or incomplete."""
+
+    variant: str
+    scenario: str
+    granularity: str
+    status: str
+    schedules: int
+    schedule: str = ""
+    why: str = ""
+
+    @property
+    def killed(self) -> bool:
+        """True when exploration found this variant's bug."""
+        return self.status == "killed"
+
+
+@dataclass(frozen=True)
+class KillMatrix:
+    """The cells, plus which variants are the correct ones (the first variant of each race scenario)."""
+
+    variants: tuple[str, ...]
+    scenarios: tuple[str, ...]
+    correct: tuple[str, ...]
+    cells: tuple[KillCell, ...]
+
+    def cell(self, variant: str, scenario: str, granularity: str) -> KillCell | None:
+        """The cell for that variant, scenario and granularity, if the scenario runs that variant."""
+        for cell in self.cells:
+            if (cell.variant, cell.scenario, cell.granularity) == (variant, scenario, granularity):
+                return cell
+        return None
+
+    def problems(self) -> list[str]:
+        """What makes the matrix fail: a mutant nobody killed, a correct variant killed, an incomplete cell."""
+        found = []
+        for variant in self.variants:
+            cells = [c for c in self.cells if c.variant == variant]
+            if variant in self.correct:
+                found += [f"correct variant {variant} was killed by {c.scenario} ({c.granularity}): {c.why}"
+                          for c in cells if c.killed]
+            elif not any(c.killed for c in cells):
+                found.append(f"mutant {variant} survived every race scenario")
+        found += [f"{c.scenario} over {c.variant} ({c.granularity}) is incomplete" for c in self.cells
+                  if c.status == "incomplete"]
+        return found
+
+
+def build_kill_matrix(
+    races: Sequence[LoadedScenario],
+    *,
+    granularities: Sequence[str] = GRANULARITIES,
+    max_schedules: int = 20_000,
+    on_cell: Callable[[ScenarioExploration], None] | None = None,
+) -> KillMatrix:
+    """Explore every race scenario over each of its variants at each granularity."""
+    cells: list[KillCell] = []
+    variants: list[str] = []
+    correct: list[str] = []
+    for race in races:
+        names = list(race.cls.variants)
+        if names and names[0] not in correct:
+            correct.append(names[0])
+        for variant in names:
+            if variant not in variants:
+                variants.append(variant)
+            for granularity in granularities:
+                found = explore_scenario(race, granularity=granularity, variant=variant, max_schedules=max_schedules)
+                if on_cell is not None:
+                    on_cell(found)
+                cells.append(_cell(found))
+    return KillMatrix(tuple(variants), tuple(r.name for r in races), tuple(correct), tuple(cells))
+
+
+def _cell(found: ScenarioExploration) -> KillCell:
+    status = {ExploreVerdict.FAIL: "killed", ExploreVerdict.PASS: "survived"}.get(found.verdict, "incomplete")
+    example = found.counterexample
+    return KillCell(found.variant, found.name, found.granularity, status, found.schedules,
+                    example.schedule if example else "", example.why if example else "")

@@ -1,0 +1,1 @@
+"""Transports: the contract, the scripted double, and (for the live path) HTTP."""
