@@ -269,11 +269,6 @@ class Probes:
             raise ValueError(f"{actor!r} already signals at {point!r}")
         self._signals[(actor, point)] = latch
 
-    @property
-    def holds(self) -> dict[tuple[str, str], Latch]:
-        """The holds declared so far, by (actor, point)."""
-        return dict(self._holds)
-
     def hook(self, obj: str) -> ProbeHook:
         """A probe hook for the object named ``obj``, to pass to a session's ``probe=`` parameter."""
         return ProbeHook(self, obj)

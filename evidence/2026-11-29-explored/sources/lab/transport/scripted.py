@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -72,10 +72,6 @@ class ScriptedTransport:
         """How many queued steps are left."""
         return len(self._queue)
 
-    def set_probe(self, probe: Probe) -> None:
-        """Route this transport's send/return points to ``probe`` (the lab's scheduler uses this)."""
-        self._probe = probe
-
     def send(self, request: ChatRequest) -> Reply:
         """Record the request, wait if the step is held, then return its reply or raise its failure."""
         self._probe("transport:send")
@@ -108,8 +104,7 @@ class ScriptedTransport:
     def __repr__(self) -> str:
         return f"<ScriptedTransport {self.name} {self.calls} calls, {self.remaining} steps left>"
 
+
 def replies(*contents: str) -> list[Step]:
     """A script of plain ``stop`` replies, one per content: ``replies("a", "b")``."""
     return [Reply(content, "stop") for content in contents]
-
-ProbeFactory = Callable[[str], Probe]

@@ -35,14 +35,6 @@ class TraceEvent:
         return json.dumps(self.to_json(), ensure_ascii=False, sort_keys=False, separators=(",", ":"),
                           default=_refuse)
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Json]) -> TraceEvent:
-        """Rebuild an event from its JSON object (raises KeyError/TypeError on a malformed one)."""
-        detail = data["detail"]
-        if not isinstance(detail, dict):
-            raise TypeError("detail must be an object")
-        return cls(int(data["step"]), str(data["actor"]), str(data["op"]), str(data["obj"]), detail)
-
     def describe(self) -> str:
         """A human line: ``slow  commit:enter  s1``, ``fast  end -> COMMITTED``."""
         text = self.op if not self.obj else f"{self.op} {self.obj}"
