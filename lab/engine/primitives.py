@@ -201,6 +201,7 @@ class LabLock(_Primitive):
             self._scheduler.record("lock.wait", self.name, {"holder": self.holder})
             self._scheduler.block(_LockFree(self))
         self.holder = me
+        self._scheduler.lock_taken(self.name)
         self._scheduler.record("lock.acquire", self.name)
         return True
 
@@ -214,6 +215,7 @@ class LabLock(_Primitive):
             return
         if self.holder != me:
             raise RuntimeError(f"{me} cannot release lock {self.name!r}: it is held by {self.holder}")
+        self._scheduler.lock_given(self.name)
         if self._scheduler.aborted:  # unwinding a stopped run: free it quietly
             self.holder = None
             return

@@ -169,6 +169,7 @@ class _Actor:
     pending: Footprint = NOTHING
     outcome: str | None = None
     error: str | None = None
+    locks: set[str] = field(default_factory=set)
 
     def can_run(self) -> bool:
         if self.state is _State.BLOCKED:
@@ -284,6 +285,23 @@ class Scheduler:
         """Add what the running step was seen to touch to its executed footprint (the line observer calls this)."""
         if self._executed and self._me() is not None:
             self._executed[-1].update(footprint)
+
+    def lock_taken(self, name: str) -> None:
+        """The calling actor now holds the lock ``name`` (lock primitives call this; it feeds the lockset check)."""
+        actor = self._me()
+        if actor is not None:
+            actor.locks.add(name)
+
+    def lock_given(self, name: str) -> None:
+        """The calling actor no longer holds the lock ``name``."""
+        actor = self._me()
+        if actor is not None:
+            actor.locks.discard(name)
+
+    def locks_held(self) -> frozenset[str]:
+        """The names of the locks the calling actor holds (empty outside actors)."""
+        actor = self._me()
+        return frozenset(actor.locks) if actor is not None else frozenset()
 
     def events(self) -> tuple[TraceEvent, ...]:
         """The events recorded so far, in order."""
