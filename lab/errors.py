@@ -16,6 +16,21 @@ class UsageError(LabError):
     """Raised when a caller passes arguments the lab cannot act on (a blank request id, an existing folder)."""
 
 
+class ArgumentTypeError(UsageError, TypeError):
+    """Raised when a caller passes ``None`` or a value of the wrong type where the lab needs a specific one.
+
+    It is both a :class:`UsageError` (commands turn it into one line) and a :class:`TypeError` (what Python code
+    expects a wrong type to raise). The message names the parameter, so ``commit(None, ...)`` says "ticket" rather
+    than failing deep inside with an ``AttributeError`` on ``None``.
+    """
+
+    @classmethod
+    def naming(cls, where: str, name: str, expected: str, value: object) -> ArgumentTypeError:
+        """The error for parameter ``name`` of ``where``: "commit() needs ticket to be a Ticket, not None"."""
+        got = "None" if value is None else type(value).__name__
+        return cls(f"{where} needs {name} to be {expected}, not {got}")
+
+
 class ScenarioError(LabError):
     """Raised when a scenario file is malformed; raised while loading it, never midway through a run."""
 

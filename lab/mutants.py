@@ -20,6 +20,7 @@ class CheckOutsideLockSession(VersionedSession):
 
     def commit(self, ticket: Ticket, answer: str | None, finish_reason: str | None) -> CommitStatus:
         """Check, then (too late) lock and write."""
+        self._check_commit(ticket, answer, finish_reason)
         self._probe("commit:enter")
         refused = (  # the bug: nothing stops another commit between these checks and the write
             self._refuse_foreign(ticket) or self._refuse_invalid(answer, finish_reason) or self._refuse_stale(ticket)
@@ -48,9 +49,8 @@ class TrimByMessageSession(VersionedSession):
         status = super().commit(ticket, answer, finish_reason)
         if status is CommitStatus.COMMITTED:
             with self._lock:
-                self._history = self._history[-self.max_messages:]  # the bug: a message is not a round
+                self._history = self._history[-self.max_messages :]  # the bug: a message is not a round
         return status
-
 
 
 class ReceiptsAfterVersionSession(VersionedSession):
@@ -63,6 +63,7 @@ class ReceiptsAfterVersionSession(VersionedSession):
 
     def commit(self, ticket: Ticket, answer: str | None, finish_reason: str | None) -> CommitStatus:
         """Validate, then version, then receipts (the wrong order)."""
+        self._check_commit(ticket, answer, finish_reason)
         self._probe("commit:enter")
         with self._lock:
             refused = (
@@ -87,10 +88,12 @@ class BumpBeforeValidationSession(VersionedSession):
 
     def commit(self, ticket: Ticket, answer: str | None, finish_reason: str | None) -> CommitStatus:
         """Claim the version first, validate afterwards (the wrong order)."""
+        self._check_commit(ticket, answer, finish_reason)
         self._probe("commit:enter")
         with self._lock:
-            if ticket.session_id != self.session_id:
-                return CommitStatus.FOREIGN
+            foreign = self._refuse_foreign(ticket)
+            if foreign is not None:
+                return foreign
             claimed = ticket.request_id not in self._receipts and ticket.version == self._version
             if claimed:
                 self._version += 1  # the bug: claimed before the reply is known to be valid
@@ -119,9 +122,10 @@ class LiveHistoryTicketSession(VersionedSession):
 
     def begin(self, request_id: str, question: str) -> Ticket:
         """Hand out a ticket whose history *is* the live list (the bug)."""
+        self._check_begin(request_id, question)
         self._probe("begin:enter")
         with self._lock:
-            return Ticket(self.session_id, self._version, request_id, question, self._live)  # type: ignore[arg-type]
+            return self._issue(request_id, question, self._live)  # type: ignore[arg-type]
 
     def _apply(self, ticket: Ticket, answer: str) -> None:
         self._live.extend([Message(Role.USER, ticket.question), Message(Role.ASSISTANT, answer)])
@@ -144,11 +148,13 @@ class UnlockedSession(VersionedSession):
 
     def begin(self, request_id: str, question: str) -> Ticket:
         """Read version and history with no lock."""
-        return Ticket(self.session_id, self._version, request_id, question, self._history)
+        self._check_begin(request_id, question)
+        return self._issue(request_id, question, self._history)
 
     def commit(self, ticket: Ticket, answer: str | None, finish_reason: str | None) -> CommitStatus:
         """Check, then write, with nothing in between to stop another commit (the bug)."""
-        if ticket.session_id != self.session_id:
+        self._check_commit(ticket, answer, finish_reason)
+        if self._refuse_foreign(ticket) is not None:
             return CommitStatus.FOREIGN
         if answer is None or not answer.strip() or finish_reason != "stop":
             return CommitStatus.INVALID
@@ -157,7 +163,7 @@ class UnlockedSession(VersionedSession):
         if ticket.version != self._version:
             return CommitStatus.STALE
         history = (*self._history, Message(Role.USER, ticket.question), Message(Role.ASSISTANT, answer))
-        self._history = history[-2 * self.max_rounds:] if self.max_rounds else ()
+        self._history = history[-2 * self.max_rounds :] if self.max_rounds else ()
         self._version = self._version + 1
         self._receipts[ticket.request_id] = Receipt(ticket.question, answer)
         return CommitStatus.COMMITTED

@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from lab.errors import ArgumentTypeError, UsageError
 from lab.messages import Message, Role, is_whole_pairs
 from lab.sessions.transactional import AskStatus, TransactionalChat
 from lab.transport.contract import FailureKind, Reply, TransportFailure
@@ -219,3 +220,55 @@ class TestSnapshots:
         chat = TransactionalChat(ScriptedTransport(replies("a")), probe=points.append)
         chat.ask("q")
         assert points == ["ask:enter", "ask:locked", "ask:send", "ask:return", "ask:commit"]
+
+
+class _Returns:
+    """A transport that returns one fixed object, whatever it is: to test what ask makes of a broken contract."""
+
+    def __init__(self, result: object) -> None:
+        self.result = result
+        self.calls = 0
+
+    def send(self, request: object) -> object:
+        self.calls += 1
+        return self.result
+
+
+class TestArgumentTypes:
+    """The caller's mistakes raise one clear line naming the parameter; what the model sends back gets a status."""
+
+    @pytest.mark.parametrize(("question", "got"), [(None, "None"), (42, "int"), (b"q", "bytes"), (["q"], "list")])
+    def test_question_of_the_wrong_type(self, question: object, got: str) -> None:
+        """A non-str question raises before the lock and the probe; nothing is sent, nothing changes."""
+        points: list[str] = []
+        transport = ScriptedTransport(replies("a"))
+        chat = TransactionalChat(transport, probe=points.append)
+        with pytest.raises(ArgumentTypeError, match=f"^ask\\(\\) needs question to be a str, not {got}$") as raised:
+            chat.ask(question)  # type: ignore[arg-type]
+        assert isinstance(raised.value, UsageError) and isinstance(raised.value, TypeError)
+        assert (points, transport.calls, chat.snapshot()) == ([], 0, ())
+
+    def test_no_reply_at_all_is_empty(self) -> None:
+        """Article 000 treats ``reply == null`` like empty content: EMPTY, the request was sent, nothing commits."""
+        transport = _Returns(None)
+        chat = TransactionalChat(transport)  # type: ignore[arg-type]
+        result = chat.ask("q")
+        assert (result.status, result.sent, result.detail) == (AskStatus.EMPTY, True, "the transport returned no reply")
+        assert (transport.calls, chat.snapshot()) == (1, ())
+
+    @pytest.mark.parametrize(
+        ("reply", "name", "got"),
+        [
+            ({"content": "a"}, "the transport's reply", "dict"),
+            (Reply(42, "stop"), "reply.content", "int"),  # type: ignore[arg-type]
+            (Reply(b"a", "stop"), "reply.content", "bytes"),  # type: ignore[arg-type]
+            (Reply("a", 1), "reply.finish_reason", "int"),  # type: ignore[arg-type]
+        ],
+    )
+    def test_transport_breaking_its_contract(self, reply: object, name: str, got: str) -> None:
+        """A reply of the wrong type is a programming error, named; the lock is released and nothing commits."""
+        lock = threading.Lock()
+        chat = TransactionalChat(_Returns(reply), lock=lock)  # type: ignore[arg-type]
+        with pytest.raises(ArgumentTypeError, match=f"^ask\\(\\) needs {name} to be .*, not {got}$"):
+            chat.ask("q")
+        assert chat.snapshot() == () and not lock.locked()

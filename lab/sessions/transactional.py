@@ -16,12 +16,19 @@ HTTP 429                                    HTTP_429               unchanged
 other non-2xx                               HTTP_STATUS            unchanged
 connection failed, body over its cap        IO                     unchanged
 body not JSON, fields missing               PARSE                  unchanged
-empty or blank content                      EMPTY                  unchanged
+no reply, or empty, blank or null content   EMPTY                  unchanged
 ``length``, missing or other finish reason  INCOMPLETE             unchanged
 ==========================================  =====================  ===========================
 
 ``ask`` holds the session's lock for the whole call, transport included: one session answers one question at a
 time. That is the article's design and its cost (a slow request blocks every later one) is a lesson of the lab.
+
+A question that is not a ``str`` (``None`` included) is the caller's mistake: ``ask`` raises
+:class:`~lab.errors.ArgumentTypeError` naming ``question`` before it takes the lock, rather than answer with a status.
+What comes back from the model is judged, not refused: no reply at all (the article's ``reply == null``) and
+``None`` content are EMPTY, a ``None`` finish reason is INCOMPLETE. A transport that breaks its contract (returns
+something that is not a :class:`~lab.transport.contract.Reply`, or a reply whose content or finish reason is
+neither ``str`` nor ``None``) is a programming error and raises the same error, naming the field.
 """
 
 from __future__ import annotations
@@ -31,9 +38,10 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import StrEnum
 
+from lab.errors import ArgumentTypeError
 from lab.messages import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, ChatRequest, Message, Role, chat_request
 from lab.sessions.probes import Probe, no_probe
-from lab.transport.contract import Transport, TransportFailure
+from lab.transport.contract import Reply, Transport, TransportFailure
 
 DEFAULT_MAX_PAIRS = 4
 DEFAULT_MAX_REQUEST_BYTES = 16_000
@@ -122,6 +130,8 @@ class TransactionalChat:
 
     def ask(self, question: str) -> AskResult:
         """Ask ``question`` on a candidate copy; commit the candidate plus the answer only if the reply is valid."""
+        if not isinstance(question, str):
+            raise ArgumentTypeError.naming("ask()", "question", "a str", question)
         self._probe("ask:enter")
         with self._lock:
             self._probe("ask:locked")
@@ -155,25 +165,57 @@ class TransactionalChat:
         except TransportFailure as failure:
             self._probe("ask:return")
             return AskResult(
-                AskStatus(failure.kind.value), detail=str(failure), sent=True,
-                request_bytes=request.size, trimmed_pairs=trimmed,
+                AskStatus(failure.kind.value),
+                detail=str(failure),
+                sent=True,
+                request_bytes=request.size,
+                trimmed_pairs=trimmed,
             )
         self._probe("ask:return")
 
+        if reply is None:
+            return AskResult(
+                AskStatus.EMPTY,
+                detail="the transport returned no reply",
+                sent=True,
+                request_bytes=request.size,
+                trimmed_pairs=trimmed,
+            )
+        _check_reply(reply)
         if reply.content is None or not reply.content.strip():
-            return AskResult(AskStatus.EMPTY, detail="the reply has no content", sent=True,
-                             request_bytes=request.size, trimmed_pairs=trimmed)
+            return AskResult(
+                AskStatus.EMPTY,
+                detail="the reply has no content",
+                sent=True,
+                request_bytes=request.size,
+                trimmed_pairs=trimmed,
+            )
         if reply.finish_reason != "stop":
-            return AskResult(AskStatus.INCOMPLETE, detail=f"finish_reason={reply.finish_reason!r}", sent=True,
-                             request_bytes=request.size, trimmed_pairs=trimmed)
+            return AskResult(
+                AskStatus.INCOMPLETE,
+                detail=f"finish_reason={reply.finish_reason!r}",
+                sent=True,
+                request_bytes=request.size,
+                trimmed_pairs=trimmed,
+            )
 
         candidate.append(Message(Role.ASSISTANT, reply.content))
         while len(candidate) > 2 * self.max_pairs:
             del candidate[0:2]
         self._probe("ask:commit")
         self._committed = tuple(candidate)  # the only place the committed history is replaced
-        return AskResult(AskStatus.COMMITTED, answer=reply.content, sent=True,
-                         request_bytes=request.size, trimmed_pairs=trimmed)
+        return AskResult(
+            AskStatus.COMMITTED, answer=reply.content, sent=True, request_bytes=request.size, trimmed_pairs=trimmed
+        )
 
     def __repr__(self) -> str:
         return f"<TransactionalChat {len(self._committed) // 2} pairs>"
+
+
+def _check_reply(reply: object) -> None:
+    """Refuse what no transport may return: the session judges a reply's text, not its Python type."""
+    if not isinstance(reply, Reply):
+        raise ArgumentTypeError.naming("ask()", "the transport's reply", "a Reply", reply)
+    for name, value in (("reply.content", reply.content), ("reply.finish_reason", reply.finish_reason)):
+        if value is not None and not isinstance(value, str):
+            raise ArgumentTypeError.naming("ask()", name, "a str or None", value)
