@@ -1,15 +1,22 @@
-"""Footprints: what a step is about to touch, so the explorer can tell which orders can matter.
+"""Footprints: what a step touched, so the explorer can tell which orders can matter.
 
 Two steps whose footprints do not conflict commute: running them in either order reaches the same state, so the
-explorer need not try both (partial-order reduction). Each entry is ``(kind, name, mode)``: ``kind`` says what
-sort of thing it is (``lock``, ``latch``, ``barrier``, ``probe``, ``attr`` for an attribute seen by the line tracer,
-``*`` for "anything"), ``mode`` is ``r`` or ``w``. Two entries conflict when they name the same thing and at least
-one writes.
+explorer need not try both (partial-order reduction). Each entry is ``(thing, key, mode)``:
 
-Footprints are *executed* footprints: what a step was seen to touch while it ran, its lab operation plus the
-``self`` attributes read and written by the traced lines it executed. Probe announcements carry nothing (the lines
-around them carry their own reads and writes), locks and latches only themselves, attributes conflict only on a
-write. Code outside the traced modules is not seen: shared state must live in the modules under test.
+- ``thing`` names one object: a lab primitive (``lock:s1.lock``, ``latch:fast-committed``), or a piece of the
+  program's own state, ``obj:<label>``, where the label identifies one live object of the run (see
+  :mod:`lab.engine.accesses`: objects are told apart by identity, not by the name of the variable that held them);
+- ``key`` says which part of it: an attribute name, a dictionary key, or ``*`` for "all of it" (a list that was
+  appended to, an object handed to code the lab cannot see);
+- ``mode`` is ``r`` or ``w``.
+
+Two entries conflict when they name the same thing, their keys overlap (equal, or either is ``*``) and at least one
+writes. ``EVERYTHING`` conflicts with every non-empty footprint: it is what a step that could not be observed is
+assumed to touch. Probe announcements (``probe``) are pure scheduling points and conflict with nothing by
+themselves: the accesses recorded around them carry the truth.
+
+Footprints are *executed* footprints: what a step was seen to touch while it ran, recorded by the instrumented
+modules under test as each access happened, plus the lab operation that began the step.
 """
 
 from __future__ import annotations
@@ -19,26 +26,62 @@ from collections.abc import Iterable
 Entry = tuple[str, str, str]
 Footprint = frozenset[Entry]
 
+ANY_KEY = "*"
 NOTHING: Footprint = frozenset()
 EVERYTHING: Footprint = frozenset({("*", "*", "w")})
+_EVERYTHING_ENTRY: Entry = ("*", "*", "w")
 
 
 def writes(kind: str, name: str) -> Footprint:
-    """A footprint that writes one named thing."""
+    """A footprint that writes one named lab object (``writes("lock", "s1.lock")``)."""
     return frozenset({(kind, name, "w")})
+
+
+def entries_conflict(a: Entry, b: Entry) -> bool:
+    """True when two single accesses may not commute."""
+    if a == _EVERYTHING_ENTRY or b == _EVERYTHING_ENTRY:
+        return True
+    if a[0] != b[0] or a[0] == "probe":
+        return False
+    if a[1] != b[1] and a[1] != ANY_KEY and b[1] != ANY_KEY:
+        return False
+    return a[2] == "w" or b[2] == "w"
 
 
 def conflict(a: Footprint, b: Footprint) -> bool:
     """True when steps with footprints ``a`` and ``b`` may not commute."""
     if not a or not b:
         return False
-    if ("*", "*", "w") in a or ("*", "*", "w") in b:
+    if _EVERYTHING_ENTRY in a or _EVERYTHING_ENTRY in b:
         return True
-    left, right = _normal(a), _normal(b)
-    if len(right) < len(left):
-        left, right = right, left
-    return any((name, "w") in right or (mode == "w" and (name, "r") in right) for name, mode in left)
+    left, right = (a, b) if len(a) <= len(b) else (b, a)
+    index = _by_thing(right)
+    for thing, key, mode in left:
+        others = index.get(thing)
+        if not others or thing == "probe":
+            continue
+        for other_key, other_mode in others:
+            if (key == other_key or key == ANY_KEY or other_key == ANY_KEY) and (mode == "w" or other_mode == "w"):
+                return True
+    return False
 
 
-def _normal(footprint: Iterable[Entry]) -> set[tuple[str, str]]:
-    return {(f"{kind}:{name}", mode) for kind, name, mode in footprint if kind != "probe"}
+def _by_thing(footprint: Iterable[Entry]) -> dict[str, list[tuple[str, str]]]:
+    index: dict[str, list[tuple[str, str]]] = {}
+    for thing, key, mode in footprint:
+        index.setdefault(thing, []).append((key, mode))
+    return index
+
+
+def describe_entry(entry: Entry) -> str:
+    """An entry as a person reads it: ``write s1._version``, ``read self.tickets['slow']``, ``write lock s1.lock``."""
+    thing, key, mode = entry
+    verb = "write" if mode == "w" else "read"
+    if thing == "*":
+        return "anything (a step the lab could not observe)"
+    if thing.startswith("obj:"):
+        label = thing[4:]
+        if key == ANY_KEY:
+            return f"{verb} {label} (all of it)"
+        return f"{verb} {label}{key}" if key.startswith("[") else f"{verb} {label}.{key}"
+    return f"{verb} {thing} {key}"

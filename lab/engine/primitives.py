@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import threading
 
-from lab.engine.footprint import Footprint, writes
+from lab.engine.footprint import EVERYTHING, NOTHING, Footprint, writes
 from lab.engine.scheduler import Scheduler
-from lab.errors import ScheduleError
+from lab.errors import ScenarioError, ScheduleError
 
 
 class _Primitive:
@@ -251,7 +251,9 @@ class Probes:
     """Turns session probe points into scheduling points, and holds actors at them until a latch opens.
 
     ``probes.hold("slow", "commit:enter", until=fast_committed)`` parks ``slow`` when it reaches
-    ``commit:enter`` of any object, until ``fast_committed`` is open.
+    ``commit:enter`` of any object, until ``fast_committed`` is open. The engine knows no session, so it takes any
+    point name; :meth:`lab.scenarios.base.Lab.hold` checks the name against the points the code under test
+    announces before it gets here. A second hold (or signal) of one actor at one point is a scenario mistake.
     """
 
     def __init__(self, scheduler: Scheduler) -> None:
@@ -262,13 +264,13 @@ class Probes:
     def hold(self, actor: str, point: str, *, until: Latch) -> None:
         """Park ``actor`` at probe ``point`` until ``until`` is open."""
         if (actor, point) in self._holds:
-            raise ValueError(f"{actor!r} is already held at {point!r}")
+            raise ScenarioError(f"{actor!r} is already held at {point!r}; one hold per actor and point")
         self._holds[(actor, point)] = until
 
     def signal(self, actor: str, point: str, *, latch: Latch) -> None:
         """Count ``latch`` down each time ``actor`` reaches probe ``point`` ("slow is now in flight")."""
         if (actor, point) in self._signals:
-            raise ValueError(f"{actor!r} already signals at {point!r}")
+            raise ScenarioError(f"{actor!r} already signals at {point!r}; one signal per actor and point")
         self._signals[(actor, point)] = latch
 
     def hook(self, obj: str) -> ProbeHook:
@@ -279,7 +281,9 @@ class Probes:
         me = self._scheduler.current()
         if me is None:
             return
-        self._scheduler.point(writes("probe", obj))
+        # What the step after a probe touches is unknown until it runs: announce "anything", execute nothing; the
+        # accesses recorded while the step runs say what it really did.
+        self._scheduler.point(EVERYTHING, executes=NOTHING)
         self._scheduler.record("probe", obj, {"point": point})
         signal = self._signals.get((me, point))
         if signal is not None:
@@ -287,7 +291,7 @@ class Probes:
         latch = self._holds.get((me, point))
         if latch is not None and not latch.is_open():
             self._scheduler.record("hold", obj, {"point": point, "until": latch.name})
-            self._scheduler.block(_HeldAt(point, latch))
+            self._scheduler.block(_HeldAt(point, latch), executes=latch.footprint)
             self._scheduler.record("unhold", obj, {"point": point})
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
-from lab.engine.footprint import EVERYTHING, NOTHING, Footprint
+from lab.engine.footprint import EVERYTHING, NOTHING, Entry, Footprint
 from lab.engine.trace import Json, TraceEvent, sorted_detail
 
 DEFAULT_WATCHDOG_SECONDS = 10.0
@@ -99,6 +99,18 @@ class Decision:
 
 
 @dataclass(frozen=True, slots=True)
+class Access:
+    """One access to shared state, recorded as it happened: in step ``step``, ``actor`` did ``entry`` at ``where``
+    (``file:line``) while holding ``locks``."""
+
+    step: int
+    actor: str
+    entry: Entry
+    where: str
+    locks: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
 class BlockedActor:
     """An actor that could not finish, and why."""
 
@@ -117,6 +129,7 @@ class RunResult:
     blocked: tuple[BlockedActor, ...]
     decisions: tuple[Decision, ...]
     step_footprints: tuple[Footprint, ...] = ()
+    accesses: tuple[Access, ...] = ()
     hang_stack: str = ""
     leaked: tuple[str, ...] = ()
     problem: str = ""
@@ -166,10 +179,13 @@ class _Actor:
     thread: threading.Thread | None = None
     state: _State = _State.NEW
     waiting: Waiting | None = None
-    pending: Footprint = NOTHING
+    pending: Footprint = EVERYTHING
+    op: Footprint = NOTHING
     outcome: str | None = None
     error: str | None = None
     locks: set[str] = field(default_factory=set)
+    lockset: frozenset[str] = frozenset()
+    opaque: list[Footprint] = field(default_factory=list)
 
     def can_run(self) -> bool:
         if self.state is _State.BLOCKED:
@@ -213,6 +229,7 @@ class Scheduler:
         self._trace: list[TraceEvent] = []
         self._decisions: list[Decision] = []
         self._executed: list[set[tuple[str, str, str]]] = []
+        self._accesses: list[Access] = []
         self._finished = threading.Event()
         self._aborted = False
         self._started = False
@@ -263,16 +280,59 @@ class Scheduler:
         """True once the run is being stopped; primitives then change state without scheduling."""
         return self._aborted
 
-    def point(self, footprint: Footprint = EVERYTHING) -> None:
+    def point(self, footprint: Footprint = EVERYTHING, *, executes: Footprint | None = None) -> None:
         """A scheduling point: the policy may let another actor run before the caller's next operation.
 
-        ``footprint`` says what that operation touches; the default, "anything", is always safe.
+        ``footprint`` says what the step that follows may touch, as far as the caller can tell beforehand; the
+        default, "anything", is always safe. ``executes`` is what the operation itself touches, the start of the
+        step's executed footprint (by default ``footprint``): a probe or a line announces "anything" but does
+        nothing itself, and the accesses recorded while the step runs (:meth:`access`) say what it really did.
         """
         actor = self._me()
         if actor is None:
             return
         actor.pending = footprint
+        actor.op = footprint if executes is None else executes
         self._switch(actor)
+
+    def access(self, entry: Entry, where: str, *, schedule: bool = False) -> None:
+        """Record that the calling actor's running step touches ``entry`` at ``where`` (``file:line``).
+
+        With ``schedule`` the access is first a scheduling point of its own (instruction granularity).
+        """
+        actor: _Actor | None = getattr(self._local, "actor", None)
+        if actor is None or self._aborted:
+            return
+        if schedule:
+            actor.pending = actor.op = frozenset((entry,))
+            self._switch(actor)
+        self._executed[-1].add(entry)
+        self._accesses.append(Access(len(self._executed) - 1, actor.name, entry, where, actor.lockset))
+
+    def access_all(self, entries: list[Entry], where: str, *, schedule: bool = False) -> None:
+        """Record several accesses made by one operation (a call the lab cannot see into), one point at most."""
+        actor: _Actor | None = getattr(self._local, "actor", None)
+        if actor is None or self._aborted or not entries:
+            return
+        if schedule:
+            actor.pending = actor.op = frozenset(entries)
+            self._switch(actor)
+        step = len(self._executed) - 1
+        self._executed[step].update(entries)
+        self._accesses.extend(Access(step, actor.name, entry, where, actor.lockset) for entry in entries)
+
+    def enter_opaque(self, footprint: Footprint) -> None:
+        """The calling actor enters code the lab cannot see, which may touch ``footprint`` in any step until it
+        returns: every step that begins inside it starts with that footprint (a probe inside a transport's send)."""
+        actor = self._me()
+        if actor is not None:
+            actor.opaque.append(footprint)
+
+    def leave_opaque(self) -> None:
+        """The calling actor returned from the code entered last with :meth:`enter_opaque`."""
+        actor = self._me()
+        if actor is not None and actor.opaque:
+            actor.opaque.pop()
 
     def record(self, op: str, obj: str = "", detail: Mapping[str, Json] | None = None, *, actor: str = "") -> None:
         """Append one event to the trace, for the calling actor (or ``actor`` when given)."""
@@ -291,12 +351,14 @@ class Scheduler:
         actor = self._me()
         if actor is not None:
             actor.locks.add(name)
+            actor.lockset = frozenset(actor.locks)
 
     def lock_given(self, name: str) -> None:
         """The calling actor no longer holds the lock ``name``."""
         actor = self._me()
         if actor is not None:
             actor.locks.discard(name)
+            actor.lockset = frozenset(actor.locks)
 
     def locks_held(self) -> frozenset[str]:
         """The names of the locks the calling actor holds (empty outside actors)."""
@@ -307,13 +369,19 @@ class Scheduler:
         """The events recorded so far, in order."""
         return tuple(self._trace)
 
-    def block(self, waiting: Waiting) -> None:
-        """Park the calling actor until ``waiting`` is ready and the policy picks it again."""
+    def block(self, waiting: Waiting, *, executes: Footprint | None = None) -> None:
+        """Park the calling actor until ``waiting`` is ready and the policy picks it again.
+
+        ``executes`` is what the step that resumes it touches by resuming (the latch it waited for), so that the
+        step which opened the way and the resumed step are seen to depend on each other.
+        """
         actor = self._me()
         if actor is None:
             raise RuntimeError("block() is only for actors")
         if self._aborted:
             raise _Aborted
+        if executes is not None:
+            actor.pending = actor.op = executes
         actor.state = _State.BLOCKED
         actor.waiting = waiting
         self._switch(actor)
@@ -347,6 +415,7 @@ class Scheduler:
             blocked=self._blocked_report,
             decisions=tuple(self._decisions),
             step_footprints=tuple(frozenset(step) for step in self._executed),
+            accesses=tuple(self._accesses),
             hang_stack=hang_stack,
             leaked=leaked,
             problem=self._problem,
@@ -419,7 +488,10 @@ class Scheduler:
             return None
         self._decisions.append(Decision(names, chosen))
         actor = self._by_name[chosen]
-        self._executed.append(set(actor.pending))
+        executed = set(actor.op)
+        for footprint in actor.opaque:
+            executed.update(footprint)
+        self._executed.append(executed)
         return actor
 
     def _switch(self, actor: _Actor) -> None:

@@ -111,7 +111,7 @@ def explore_scenario(
 
     def run_once(policy: object) -> tuple[RunResult, str, object]:
         result = run_scenario(loaded, policy=policy, granularity=granularity, variant=variant,  # type: ignore[arg-type]
-                              watchdog_seconds=EXPLORE_WATCHDOG_SECONDS, observe_lines=True)
+                              watchdog_seconds=EXPLORE_WATCHDOG_SECONDS, record_accesses=True)
         key = outcome_key(result.observed, result.failed_invariants)
         return _as_run(result), key, result
 

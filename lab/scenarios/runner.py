@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+import contextlib
 import traceback
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from types import CodeType
 
+from lab.engine.accesses import Recording, start_recording
+from lab.engine.instrument import InstrumentError, instrument_module
 from lab.engine.lines import LineTracer
 from lab.engine.schedule import ReplayPolicy
 from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS, BlockedActor, Policy, RunResult, RunStatus, Scheduler
 from lab.engine.trace import Json, TraceEvent, sorted_detail
-from lab.errors import UsageError
+from lab.errors import ScenarioError, UsageError
 from lab.scenarios.base import Grade, Lab, Scenario
 from lab.scenarios.loader import LoadedScenario
+from lab.scenarios.under_test import files_under_test, modules_under_test
 
 
 class Verdict(StrEnum):
@@ -105,8 +108,7 @@ def outcome_text(value: object) -> str:
     return str(getattr(value, "value", value))
 
 
-GRANULARITIES = ("probe", "line")
-DEFAULT_LINE_MODULES = ("lab.sessions.versioned", "lab.sessions.transactional", "lab.mutants")
+GRANULARITIES = ("probe", "line", "instruction")
 
 
 def run_scenario(
@@ -116,14 +118,15 @@ def run_scenario(
     watchdog_seconds: float = DEFAULT_WATCHDOG_SECONDS,
     granularity: str = "probe",
     variant: str | None = None,
-    observe_lines: bool = False,
+    record_accesses: bool = False,
     watch_states: bool = False,
 ) -> ScenarioResult:
     """Build a fresh world for ``loaded``, run its actors under ``policy``, and grade the run.
 
-    ``granularity="line"`` makes every line of the modules under test a scheduling point; ``variant`` picks one of
-    a race scenario's session classes (the first, the correct one, by default). ``observe_lines`` records what
-    each step touched in the modules under test without adding scheduling points (the explorer uses it).
+    ``granularity="line"`` makes every line of the modules under test a scheduling point, ``"instruction"`` every
+    access to shared state; ``variant`` picks one of a race scenario's session classes (the first, the correct one,
+    by default). ``record_accesses`` records, by object identity, what each step touched in the modules under test
+    (the explorer needs it; line and instruction granularity always record).
     ``watch_states`` records ``observe()`` after each actor ends (replay prints these as state rows).
     """
     if loaded.cls.schedule and policy is None:  # a pinned counterexample replays its recorded interleaving
@@ -133,9 +136,10 @@ def run_scenario(
     if granularity not in GRANULARITIES:
         raise ValueError(f"granularity is one of {', '.join(GRANULARITIES)}, not {granularity!r}")
     scheduler = Scheduler(policy=policy, watchdog_seconds=watchdog_seconds, outcome_text=outcome_text)
-    if granularity == "line" or observe_lines:
-        tracer = LineTracer(scheduler, line_files(loaded.cls), schedule=granularity == "line")
+    if granularity == "line":
+        tracer = LineTracer(scheduler, line_files(loaded.cls))
         scheduler.set_actor_hooks(tracer.install, tracer.uninstall)
+    recorder = _Recorder(loaded.cls, scheduler, granularity) if record_accesses or granularity != "probe" else None
     scenario = loaded.cls()
     scenario.lab = lab = Lab(scheduler)
     variant_name = _pick_variant(loaded.cls, variant)
@@ -144,14 +148,19 @@ def run_scenario(
     for name in loaded.cls.actors:
         scheduler.add_actor(name, getattr(scenario, name))
     try:
-        scenario.setup()
+        with recorder.installed() if recorder is not None else contextlib.nullcontext():
+            scenario.setup()
     except Exception as error:
         return _errored(loaded, f"setup() raised {_one_line(error)}", traceback.format_exc())
     state_rows: list[tuple[int, Mapping[str, Json]]] = []
     if watch_states:
         scheduler.watch_ends(lambda actor, step: state_rows.append((step, _safe_observe(scenario))))
 
-    run = scheduler.run()
+    if recorder is not None:
+        with recorder.installed(), recorder.recording(scenario):
+            run = scheduler.run()
+    else:
+        run = scheduler.run()
     requests = tuple(body for transport in lab.transports for body in transport.requests)
     calls = sum(transport.calls for transport in lab.transports)
     try:
@@ -182,14 +191,45 @@ def _safe_observe(scenario: Scenario) -> Mapping[str, Json]:
 
 
 def line_files(cls: type[Scenario]) -> list[str]:
-    """The source files whose lines are scheduling points at line granularity."""
-    files = []
-    for module in (*DEFAULT_LINE_MODULES, *cls.line_modules):
-        spec = importlib.util.find_spec(module) if module not in sys.modules else None
-        origin = getattr(sys.modules.get(module), "__file__", None) or (spec.origin if spec else None)
-        if origin:
-            files.append(origin)
-    return files
+    """The source files of the modules under test (see :mod:`lab.scenarios.under_test`), symlinks resolved."""
+    return files_under_test(cls)
+
+
+class _Recorder:
+    """Instruments the modules under test for one run and records each actor's accesses by object identity."""
+
+    def __init__(self, cls: type[Scenario], scheduler: Scheduler, granularity: str) -> None:
+        try:
+            self._modules = [instrument_module(name) for name in modules_under_test(cls)]
+        except InstrumentError as error:
+            raise ScenarioError(str(error)) from None
+        codes: set[CodeType] = set()
+        for module in self._modules:
+            codes |= module.codes
+        self._recording = Recording(scheduler, every_access_schedules=granularity == "instruction",
+                                    instrumented=codes)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        """The rewritten bodies in place (outside a recording they behave exactly like the originals)."""
+        for module in self._modules:
+            module.install()
+        try:
+            yield
+        finally:
+            for module in self._modules:
+                module.uninstall()
+
+    @contextlib.contextmanager
+    def recording(self, scenario: Scenario) -> Iterator[None]:
+        """Record accesses while the actors run, with the scenario's state named by path first."""
+        roots = {f"self.{name}": value for name, value in vars(scenario).items() if name not in ("lab", "variant")}
+        self._recording.name_roots(roots)
+        start_recording(self._recording)
+        try:
+            yield
+        finally:
+            start_recording(None)
 
 
 def _pick_variant(cls: type[Scenario], variant: str | None) -> str:

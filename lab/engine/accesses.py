@@ -1,0 +1,488 @@
+"""What the instrumented code calls: every read and write of shared state, recorded by object identity as it runs.
+
+The modules under test are rewritten (see :mod:`lab.engine.instrument`) so that each attribute, subscript, global,
+closure-cell access and each call goes through one of the small functions of :class:`ModuleRuntime`. While a run is
+being recorded, each of them:
+
+1. at instruction granularity, makes the access a scheduling point (the policy may switch actors right before it);
+2. adds ``(thing, key, mode)`` to the running step's executed footprint, where ``thing`` is a *label* of the
+   object's identity (``obj:self.session._history``), never the name of the variable that happened to hold it;
+3. logs the access with its file, line and the locks the actor held, for the atomicity check and for explaining
+   counterexamples;
+4. performs the access exactly as the original code would.
+
+Labels are assigned per run: objects reachable from the scenario when its actors start are named by the path that
+reaches them (``self.session._receipts``), and an object first met later is named by the access that produced it
+(``self.store.items[0]``), or failing that by the actor and a counter. A label is kept for the object's identity for
+the whole run and the object is kept alive meanwhile, so an identity is never reused for another object.
+
+Calls are classified once per callee. Code under test records its own accesses; the lab's primitives are scheduling
+points with their own footprints; C functions that only read (``len``, ``sorted``, ``dict.get``) read their
+arguments; anything else the lab cannot see -- a C method that mutates (``list.append``), a function of a module not
+under test -- counts as a write of its receiver and of every mutable argument, for as long as the call lasts.
+
+Outside a recorded run (no :class:`Recording` active, or a thread that is not an actor) every function here is a
+plain pass-through, so instrumented code behaves exactly like the original.
+"""
+
+from __future__ import annotations
+
+import builtins
+import enum
+import operator
+import types
+from collections import defaultdict, deque
+from collections.abc import Callable
+from typing import Any
+
+from lab.engine.footprint import ANY_KEY, Entry
+from lab.engine.scheduler import Scheduler
+
+_IMMUTABLE: frozenset[type] = frozenset(
+    {int, float, bool, str, bytes, complex, type(None), range, frozenset, tuple, type(Ellipsis), slice,
+     types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.CodeType}
+)
+"""Values whose contents no step can change: reading or passing them touches nothing shared."""
+
+_immutable_cache: dict[type, bool] = {}
+
+
+def _immutable(value: object) -> bool:
+    """True for values no step can change: numbers, strings, tuples, enum members, functions (cached per type)."""
+    kind = type(value)
+    known = _immutable_cache.get(kind)
+    if known is None:
+        known = kind in _IMMUTABLE or issubclass(kind, enum.Enum)
+        _immutable_cache[kind] = known
+    return known
+
+
+_PURE_BUILTINS = frozenset({
+    "abs", "all", "any", "ascii", "bin", "bool", "callable", "chr", "divmod", "enumerate", "filter", "format",
+    "frozenset", "hash", "hex", "id", "isinstance", "issubclass", "iter", "len", "map", "max", "min", "oct", "ord",
+    "pow", "repr", "reversed", "round", "sorted", "sum", "zip", "type", "str", "int", "float", "tuple", "list",
+    "dict", "set", "bytes", "print", "dumps", "loads", "deepcopy", "copy",
+})
+"""C functions that read their arguments and change none of them (``print`` writes only to the terminal)."""
+
+_READ_ONLY_METHODS = frozenset({
+    "get", "keys", "values", "items", "copy", "count", "index", "locked", "is_set", "__len__", "__contains__",
+    "__getitem__", "__iter__", "startswith", "endswith", "join", "split", "strip", "format", "encode", "decode",
+    "issubset", "issuperset", "isdisjoint", "union", "intersection", "difference", "symmetric_difference",
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__repr__", "__str__", "__format__",
+})
+"""Methods of built-in types that only read their receiver."""
+
+_STATELESS_MODULES = frozenset({
+    "json", "re", "math", "operator", "functools", "itertools", "dataclasses", "copy", "hashlib", "string",
+    "textwrap", "collections", "typing", "enum", "abc", "unicodedata", "contextlib", "types", "keyword",
+})
+"""Modules not under test whose functions keep no state of their own: calling one touches only its arguments."""
+
+
+class _Kind:
+    TRANSPARENT = 0  # code under test or a lab primitive: it records (or schedules) for itself
+    READS = 1  # a C function that only reads its arguments
+    METHOD_READS = 2  # a read-only method of a built-in type: reads its receiver
+    METHOD_WRITES = 3  # a mutating method of a built-in type: writes its receiver, reads its arguments
+    OPAQUE = 4  # code the lab cannot see: writes its receiver, every mutable argument, and its module's state
+
+
+class Recording:
+    """The state of one recorded run: the scheduler, object labels, and the granularity's scheduling rule."""
+
+    def __init__(self, scheduler: Scheduler, *, every_access_schedules: bool, instrumented: set[types.CodeType],
+                 transparent_modules: tuple[str, ...] = ("lab.engine", "lab.scenarios.base")) -> None:
+        self.scheduler = scheduler
+        self.schedules = every_access_schedules
+        self._instrumented = instrumented
+        self._transparent = transparent_modules
+        self._labels: dict[int, str] = {}
+        self._alive: list[object] = []
+        self._counters: dict[str, int] = {}
+        self._kinds: dict[object, int] = {}
+
+    # -- labels ----------------------------------------------------------------------------------------------------
+
+    def name_roots(self, roots: dict[str, object]) -> None:
+        """Label every object reachable from ``roots`` by its path, breadth first, in a schedule-independent order."""
+        queue: deque[tuple[str, object, int]] = deque((name, obj, 0) for name, obj in roots.items())
+        while queue and len(self._alive) < 20_000:
+            path, obj, depth = queue.popleft()
+            if type(obj) in _IMMUTABLE and type(obj) is not tuple:
+                continue
+            if id(obj) in self._labels or self._is_lab_object(obj):
+                continue
+            if isinstance(obj, types.ModuleType | type):
+                continue
+            self._keep(obj, path)
+            if depth >= 6:
+                continue
+            for child_path, child in _children(path, obj):
+                queue.append((child_path, child, depth + 1))
+
+    def label(self, obj: object, hint: str = "") -> str:
+        """The label of ``obj``'s identity in this run, giving it ``hint`` (or a fresh name) the first time."""
+        got = self._labels.get(id(obj))
+        if got is not None:
+            return got
+        if isinstance(obj, types.ModuleType):
+            name = f"module {obj.__name__}"
+        elif isinstance(obj, type):
+            name = f"class {obj.__module__}.{obj.__qualname__}"
+        elif hint:
+            name = hint
+        else:
+            actor = self.scheduler.current() or "lab"
+            n = self._counters.get(actor, 0) + 1
+            self._counters[actor] = n
+            name = f"{type(obj).__name__}#{actor}.{n}"
+        self._keep(obj, name)
+        return name
+
+    def _keep(self, obj: object, name: str) -> None:
+        self._labels[id(obj)] = name
+        self._alive.append(obj)  # the identity stays this object's for the whole run
+
+    def _is_lab_object(self, obj: object) -> bool:
+        return type(obj).__module__.startswith(self._transparent)
+
+    # -- recording -------------------------------------------------------------------------------------------------
+
+    def access(self, obj: object, key: str, mode: str, where: str, hint: str = "") -> None:
+        """Record one access of ``obj`` (part ``key``) by the calling actor, a scheduling point if so configured."""
+        entry = ("obj:" + self.label(obj, hint), key, mode)
+        self.scheduler.access(entry, where, schedule=self.schedules)
+
+    def classify(self, f: object) -> int:
+        """How a call of ``f`` touches shared state (cached per code object or type)."""
+        cache_key: object
+        if isinstance(f, types.MethodType):
+            cache_key = f.__func__
+        elif isinstance(f, types.FunctionType):
+            cache_key = f
+        elif isinstance(f, types.BuiltinFunctionType):
+            owner = f.__self__
+            if owner is None or isinstance(owner, types.ModuleType):
+                return _Kind.READS if f.__name__ in _PURE_BUILTINS else _Kind.OPAQUE
+            if self._is_lab_object(owner):
+                return _Kind.TRANSPARENT
+            return _Kind.METHOD_READS if f.__name__ in _READ_ONLY_METHODS else _Kind.METHOD_WRITES
+        elif isinstance(f, type):
+            cache_key = f
+        else:
+            cache_key = type(f)
+        kind = self._kinds.get(cache_key)
+        if kind is None:
+            kind = self._classify(f)
+            self._kinds[cache_key] = kind
+        return kind
+
+    def _classify(self, f: object) -> int:
+        func = f.__func__ if isinstance(f, types.MethodType) else f
+        if isinstance(func, types.FunctionType):
+            if func.__code__ in self._instrumented or func.__module__.startswith(self._transparent):
+                return _Kind.TRANSPARENT
+            return _Kind.OPAQUE
+        if isinstance(f, type):
+            if f.__module__ == "builtins" or isinstance(f, enum.EnumMeta):
+                return _Kind.READS  # a built-in constructor or an enum lookup reads its arguments
+            if f.__module__.startswith(self._transparent):
+                return _Kind.TRANSPARENT
+            init = getattr(f, "__init__", None)
+            code = getattr(init, "__code__", None)
+            if code in self._instrumented:
+                return _Kind.TRANSPARENT
+            if code is None or code.co_filename == "<string>":  # object.__init__, or a dataclass's generated one
+                return _Kind.READS  # it stores its arguments; a __post_init__ under test records itself
+            return _Kind.OPAQUE
+        if self._is_lab_object(f):
+            return _Kind.TRANSPARENT
+        call = getattr(type(f), "__call__", None)
+        if getattr(call, "__code__", None) in self._instrumented:
+            return _Kind.TRANSPARENT
+        if isinstance(f, types.MethodWrapperType | types.WrapperDescriptorType | types.MethodDescriptorType):
+            name = getattr(f, "__name__", "")
+            return _Kind.METHOD_READS if name in _READ_ONLY_METHODS else _Kind.METHOD_WRITES
+        return _Kind.OPAQUE
+
+
+_active: Recording | None = None
+
+
+def _opaque_getter(descriptor: property, run: Recording) -> bool:
+    """True for a property whose getter is code the lab cannot see (and that may keep state of its own)."""
+    getter = descriptor.fget
+    if getattr(getter, "__code__", None) in run._instrumented:
+        return False
+    module = getattr(getter, "__module__", "") or ""
+    return not (module.split(".")[0] in _STATELESS_MODULES or module in ("builtins", "enum") or module.startswith("lab."))
+
+
+def start_recording(recording: Recording | None) -> None:
+    """Make ``recording`` the run being recorded (``None`` stops recording)."""
+    global _active
+    _active = recording
+
+
+def _children(path: str, obj: object) -> list[tuple[str, object]]:
+    """What ``obj`` holds, with the path to each part, read without running any of the program's code."""
+    found: list[tuple[str, object]] = []
+    if type(obj) in (dict, defaultdict) or isinstance(obj, dict):
+        for key, value in list(dict.items(obj)):  # type: ignore[arg-type]
+            found.append((f"{path}[{_key_text(key)}]", value))
+        return found
+    if isinstance(obj, list | tuple | deque):
+        for i, value in enumerate(list(obj)):
+            found.append((f"{path}[{i}]", value))
+        return found
+    try:
+        attributes = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        attributes = {}
+    if isinstance(attributes, dict):
+        for name, value in list(attributes.items()):
+            found.append((f"{path}.{name}", value))
+    for klass in type(obj).__mro__:
+        for slot in klass.__dict__.get("__slots__", ()) if isinstance(klass.__dict__.get("__slots__"), tuple) else ():
+            descriptor = klass.__dict__.get(slot)
+            if isinstance(descriptor, types.MemberDescriptorType):
+                try:
+                    found.append((f"{path}.{slot}", descriptor.__get__(obj, type(obj))))
+                except AttributeError:
+                    pass
+    return found
+
+
+def _key_text(key: object) -> str:
+    """A dictionary key as part of a label: equal keys give equal text (``1``, ``1.0`` and ``True`` alike)."""
+    kind = type(key)
+    if kind is str:
+        return repr(key)
+    if kind in (int, bool, float):
+        number = float(key)  # type: ignore[arg-type]
+        return repr(int(number)) if number.is_integer() else repr(number)
+    if kind is tuple and all(type(part) in (str, int) for part in key):  # type: ignore[attr-defined]
+        return repr(key)
+    return ANY_KEY
+
+
+def _key_of(container: object, key: object) -> str:
+    """The part of ``container`` that ``container[key]`` touches: one key of a dict, all of anything else."""
+    if type(container) is dict or type(container) is defaultdict:
+        text = _key_text(key)
+        return text if text == ANY_KEY else f"[{text}]"
+    return ANY_KEY
+
+
+def _attribute_owner(obj: object, name: str) -> type | None:
+    """The class in ``obj``'s MRO whose namespace defines ``name``, found statically (no descriptor runs)."""
+    for klass in type(obj).__mro__:
+        if name in klass.__dict__:
+            return klass
+    return None
+
+
+_INPLACE: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv, "//": operator.ifloordiv,
+    "%": operator.imod, "**": operator.ipow, "<<": operator.ilshift, ">>": operator.irshift, "&": operator.iand,
+    "|": operator.ior, "^": operator.ixor, "@": operator.imatmul,
+}
+
+
+class ModuleRuntime:
+    """The functions one instrumented module calls, bound to its file so each access knows where it happened."""
+
+    slice = builtins.slice
+
+    def __init__(self, filename: str, module: str) -> None:
+        self._file = filename
+        self._module = module
+
+    def _where(self, line: int) -> str:
+        return f"{self._file}:{line}"
+
+    def _recording(self) -> Recording | None:
+        run = _active
+        if run is None or run.scheduler.current() is None:
+            return None
+        return run
+
+    # -- attributes -------------------------------------------------------------------------------------------------
+
+    def ga(self, obj: Any, name: str, line: int) -> Any:
+        """``obj.name``: reads the attribute of this object (and of the class that defines it, if one does)."""
+        run = _active
+        if run is not None and not _immutable(obj) and run.scheduler.current() is not None:
+            where = self._where(line)
+            owner = _attribute_owner(obj, name)
+            if owner is not None and owner is not obj:
+                descriptor = owner.__dict__[name]
+                if isinstance(descriptor, property) and _opaque_getter(descriptor, run):
+                    run.access(obj, ANY_KEY, "w", where)  # a getter the lab cannot see may do anything to obj
+                run.access(owner, name, "r", where)
+            run.access(obj, name, "r", where)
+            value = getattr(obj, name)
+            if not _immutable(value) and id(value) not in run._labels and not isinstance(value, type):
+                run.label(value, f"{run.label(obj)}.{name}")
+            return value
+        return getattr(obj, name)
+
+    def sa(self, obj: Any, name: str, line: int) -> Any:
+        """Before ``obj.name = ...`` or ``del obj.name``: writes that attribute. Returns ``obj``."""
+        run = self._recording()
+        if run is not None:
+            run.access(obj, name, "w", self._where(line))
+        return obj
+
+    # -- subscripts -------------------------------------------------------------------------------------------------
+
+    def gi(self, obj: Any, key: Any, line: int) -> Any:
+        """``obj[key]``: reads that key of a dict (a defaultdict may insert it: a write), all of anything else."""
+        run = _active
+        if run is not None and not _immutable(obj) and run.scheduler.current() is not None:
+            part = _key_of(obj, key)
+            mode = "w" if type(obj) is defaultdict else "r"
+            run.access(obj, part, mode, self._where(line))
+            value = obj[key]
+            if not _immutable(value) and id(value) not in run._labels and not isinstance(value, type):
+                run.label(value, f"{run.label(obj)}{part if part != ANY_KEY else '[' + ANY_KEY + ']'}")
+            return value
+        return obj[key]
+
+    def si(self, obj: Any, key: Any, line: int) -> Any:
+        """Before ``obj[key] = ...`` or ``del obj[key]``: writes that key. Returns ``key``."""
+        run = self._recording()
+        if run is not None and not _immutable(obj):
+            run.access(obj, _key_of(obj, key), "w", self._where(line))
+        return key
+
+    # -- whole values -----------------------------------------------------------------------------------------------
+
+    def rv(self, value: Any, line: int) -> Any:
+        """A value read as a whole (iterated, compared, tested for truth, formatted). Returns ``value``."""
+        if _immutable(value):
+            return value
+        run = self._recording()
+        if run is not None:
+            run.access(value, ANY_KEY, "r", self._where(line))
+        return value
+
+    def cm(self, manager: Any, line: int) -> Any:
+        """A ``with`` item: a context manager the lab cannot see writes itself on entry and exit."""
+        run = self._recording()
+        if run is not None and not run._is_lab_object(manager):
+            enter = getattr(type(manager), "__enter__", None)
+            if getattr(enter, "__code__", None) not in run._instrumented:
+                run.access(manager, ANY_KEY, "w", self._where(line))
+        return manager
+
+    def iop(self, op: str, left: Any, right: Any, line: int) -> Any:
+        """``left op= right``: in place for mutable values (a write of ``left``), reading ``right``."""
+        run = self._recording()
+        if run is not None:
+            where = self._where(line)
+            if not _immutable(right):
+                run.access(right, ANY_KEY, "r", where)
+            if not _immutable(left):
+                run.access(left, ANY_KEY, "w", where)
+        return _INPLACE[op](left, right)
+
+    # -- names ------------------------------------------------------------------------------------------------------
+
+    def rg(self, name: str, line: int) -> None:
+        """Before reading the module global ``name``. Returns ``None`` (the code reads the global right after)."""
+        run = self._recording()
+        if run is not None:
+            run.scheduler.access((f"obj:module {self._module}", name, "r"), self._where(line), schedule=run.schedules)
+
+    def wg(self, value: Any, name: str, line: int) -> Any:
+        """Before storing ``value`` in the module global ``name``. Returns ``value``."""
+        run = self._recording()
+        if run is not None:
+            run.scheduler.access((f"obj:module {self._module}", name, "w"), self._where(line), schedule=run.schedules)
+        return value
+
+    def rc(self, cell: str, line: int) -> None:
+        """Before reading the closure variable ``cell`` (``scope.name``). Returns ``None``."""
+        run = self._recording()
+        if run is not None:
+            run.scheduler.access((f"obj:cell {self._module}.{cell}", "value", "r"), self._where(line),
+                                 schedule=run.schedules)
+
+    def wc(self, value: Any, cell: str, line: int) -> Any:
+        """Before storing ``value`` in the closure variable ``cell``. Returns ``value``."""
+        run = self._recording()
+        if run is not None:
+            run.scheduler.access((f"obj:cell {self._module}.{cell}", "value", "w"), self._where(line),
+                                 schedule=run.schedules)
+        return value
+
+    def touch_global(self, name: str, line: int) -> None:
+        """After a statement stored the global ``name`` through a complex target: records the write, no point."""
+        run = self._recording()
+        if run is not None:
+            run.scheduler.access((f"obj:module {self._module}", name, "w"), self._where(line), schedule=False)
+
+    def touch_cell(self, cell: str, line: int) -> None:
+        """After a statement stored the closure variable ``cell`` through a complex target."""
+        run = self._recording()
+        if run is not None:
+            run.scheduler.access((f"obj:cell {self._module}.{cell}", "value", "w"), self._where(line),
+                                 schedule=False)
+
+    # -- calls ------------------------------------------------------------------------------------------------------
+
+    def call(self, line: int, f: Any, /, *args: Any, **kwargs: Any) -> Any:
+        """``f(*args, **kwargs)``, recording what a call the lab cannot see into may touch."""
+        run = _active
+        if run is None or run.scheduler.current() is None:
+            return f(*args, **kwargs)
+        kind = run.classify(f)
+        if kind == _Kind.TRANSPARENT:
+            return f(*args, **kwargs)
+        where = self._where(line)
+        if f is builtins.getattr or f is builtins.hasattr or f is builtins.setattr or f is builtins.delattr:
+            if len(args) >= 2 and type(args[1]) is str and not _immutable(args[0]):
+                mode = "r" if f is builtins.getattr or f is builtins.hasattr else "w"
+                run.access(args[0], args[1], mode, where)
+                return f(*args, **kwargs)
+        if kind == _Kind.READS:
+            for value in (*args, *kwargs.values()):
+                if not _immutable(value) and not isinstance(value, type | types.ModuleType):
+                    run.access(value, ANY_KEY, "r", where)
+            return f(*args, **kwargs)
+        receiver = getattr(f, "__self__", None)
+        if kind in (_Kind.METHOD_READS, _Kind.METHOD_WRITES):
+            others = args
+            if receiver is None or isinstance(receiver, types.ModuleType | type):
+                receiver, others = (args[0], args[1:]) if args else (None, ())
+            for value in (*others, *kwargs.values()):
+                if not _immutable(value):
+                    run.access(value, ANY_KEY, "r", where)
+            if receiver is not None and not _immutable(receiver):
+                run.access(receiver, ANY_KEY, "w" if kind == _Kind.METHOD_WRITES else "r", where)
+            return f(*args, **kwargs)
+        return self._opaque(run, f, receiver, args, kwargs, where)
+
+    def _opaque(self, run: Recording, f: Any, receiver: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                where: str) -> Any:
+        touched: list[Entry] = []
+        for value in (receiver, *args, *kwargs.values()):
+            if value is not None and not _immutable(value):
+                touched.append(("obj:" + run.label(value), ANY_KEY, "w"))
+        module = getattr(f, "__module__", None) or getattr(type(f), "__module__", "")
+        if module and module.split(".")[0] not in _STATELESS_MODULES and not module.startswith("lab."):
+            touched.append((f"obj:module {module}", ANY_KEY, "w"))
+        if not isinstance(f, types.FunctionType | types.MethodType | types.BuiltinFunctionType | type):
+            if not _immutable(f):
+                touched.append(("obj:" + run.label(f), ANY_KEY, "w"))
+        scheduler = run.scheduler
+        scheduler.access_all(touched, where, schedule=run.schedules)
+        if not touched:
+            return f(*args, **kwargs)
+        scheduler.enter_opaque(frozenset(touched))
+        try:
+            return f(*args, **kwargs)
+        finally:
+            scheduler.leave_opaque()
