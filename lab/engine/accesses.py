@@ -44,6 +44,8 @@ _IMMUTABLE: frozenset[type] = frozenset(
 )
 """Values whose contents no step can change: reading or passing them touches nothing shared."""
 
+_METHODS = (types.FunctionType, staticmethod, classmethod, types.BuiltinFunctionType, types.WrapperDescriptorType,
+            types.MethodDescriptorType)
 _immutable_cache: dict[type, bool] = {}
 
 
@@ -98,6 +100,7 @@ class Recording:
         self._instrumented = instrumented
         self._transparent = transparent_modules
         self._labels: dict[int, str] = {}
+        self._things: dict[int, str] = {}
         self._alive: list[object] = []
         self._counters: dict[str, int] = {}
         self._kinds: dict[object, int] = {}
@@ -142,6 +145,7 @@ class Recording:
 
     def _keep(self, obj: object, name: str) -> None:
         self._labels[id(obj)] = name
+        self._things[id(obj)] = "obj:" + name
         self._alive.append(obj)  # the identity stays this object's for the whole run
 
     def _is_lab_object(self, obj: object) -> bool:
@@ -149,10 +153,12 @@ class Recording:
 
     # -- recording -------------------------------------------------------------------------------------------------
 
-    def access(self, obj: object, key: str, mode: str, where: str, hint: str = "") -> None:
+    def access(self, obj: object, key: str, mode: str, where: tuple[str, int], hint: str = "") -> None:
         """Record one access of ``obj`` (part ``key``) by the calling actor, a scheduling point if so configured."""
-        entry = ("obj:" + self.label(obj, hint), key, mode)
-        self.scheduler.access(entry, where, schedule=self.schedules)
+        thing = self._things.get(id(obj))
+        if thing is None:
+            thing = "obj:" + self.label(obj, hint)
+        self.scheduler.access((thing, key, mode), where, schedule=self.schedules)
 
     def classify(self, f: object) -> int:
         """How a call of ``f`` touches shared state (cached per code object or type)."""
@@ -275,12 +281,21 @@ def _key_of(container: object, key: object) -> str:
     return ANY_KEY
 
 
+_owners: dict[tuple[type, str], type | None] = {}
+
+
 def _attribute_owner(obj: object, name: str) -> type | None:
-    """The class in ``obj``'s MRO whose namespace defines ``name``, found statically (no descriptor runs)."""
-    for klass in type(obj).__mro__:
-        if name in klass.__dict__:
-            return klass
-    return None
+    """The class in ``obj``'s MRO whose namespace defines ``name``, found statically (no descriptor runs).
+
+    Cached per (type, name); any attribute store on a class clears the cache (:meth:`ModuleRuntime.sa`)."""
+    kind = type(obj)
+    try:
+        return _owners[(kind, name)]
+    except KeyError:
+        pass
+    owner = next((klass for klass in kind.__mro__ if name in klass.__dict__), None)
+    _owners[(kind, name)] = owner
+    return owner
 
 
 _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
@@ -299,8 +314,8 @@ class ModuleRuntime:
         self._file = filename
         self._module = module
 
-    def _where(self, line: int) -> str:
-        return f"{self._file}:{line}"
+    def _where(self, line: int) -> tuple[str, int]:
+        return (self._file, line)
 
     def _recording(self) -> Recording | None:
         run = _active
@@ -318,6 +333,10 @@ class ModuleRuntime:
             owner = _attribute_owner(obj, name)
             if owner is not None and owner is not obj:
                 descriptor = owner.__dict__[name]
+                if type(descriptor) in _METHODS:
+                    # A method looked up: code, not state. (Re-binding a method while another actor calls it is
+                    # not modelled; the call itself records what the method touches.)
+                    return getattr(obj, name)
                 if isinstance(descriptor, property) and _opaque_getter(descriptor, run):
                     run.access(obj, ANY_KEY, "w", where)  # a getter the lab cannot see may do anything to obj
                 run.access(owner, name, "r", where)
@@ -333,6 +352,8 @@ class ModuleRuntime:
         run = self._recording()
         if run is not None:
             run.access(obj, name, "w", self._where(line))
+        if isinstance(obj, type):
+            _owners.clear()  # a class attribute may now be found elsewhere in some MRO
         return obj
 
     # -- subscripts -------------------------------------------------------------------------------------------------
@@ -466,7 +487,7 @@ class ModuleRuntime:
         return self._opaque(run, f, receiver, args, kwargs, where)
 
     def _opaque(self, run: Recording, f: Any, receiver: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-                where: str) -> Any:
+                where: tuple[str, int]) -> Any:
         touched: list[Entry] = []
         for value in (receiver, *args, *kwargs.values()):
             if value is not None and not _immutable(value):

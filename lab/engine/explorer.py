@@ -199,9 +199,19 @@ class Explorer:
         return False
 
     def _record_executed(self, nodes: list[_Node], first_new: int, run: RunResult) -> None:
-        for k in range(first_new, min(len(nodes), len(run.step_footprints))):
-            nodes[k].executed = run.step_footprints[k]
-            nodes[k].explored[nodes[k].chosen] = run.step_footprints[k]
+        """Take every step's footprint from this run (the prefix replayed the same steps; if a footprint differs
+        after all, the happens-before clocks from there on are recomputed rather than trusted)."""
+        stale = False
+        for k in range(min(len(nodes), len(run.step_footprints))):
+            footprint = run.step_footprints[k]
+            node = nodes[k]
+            if k < first_new and node.executed == footprint and not stale:
+                continue
+            stale = stale or k < first_new
+            node.executed = footprint
+            node.explored[node.chosen] = footprint
+            if stale:
+                node.clock = None
 
     def _step(self, node: _Node) -> Footprint:
         if node.executed is not None:
@@ -249,11 +259,50 @@ class Explorer:
                     continue
                 if known.get(earlier.chosen, -1) >= j:
                     break  # already ordered before this actor's next step: no race
-                if actor in earlier.enabled:
-                    earlier.backtrack.add(actor)
-                else:
-                    earlier.backtrack.update(earlier.enabled)
+                self._reverse_race(nodes, j, k, actor, upcoming, known)
                 break
+
+    def _reverse_race(self, nodes: list[_Node], j: int, k: int, actor: str, upcoming: Footprint,
+                      known: dict[str, int]) -> None:
+        """Schedule, at node ``j``, a step that can start the reversed order of the race (source-set DPOR).
+
+        The racing actor itself when it can run there. Otherwise (it was blocked at ``j``) an *initial* of the steps
+        that must come before its racing step: the steps after ``j`` not ordered after step ``j``, and of those one
+        that nothing before it in that sequence happens-before (Abdulla et al., "Source Sets", 2014), preferring
+        one that is awake at ``j``; only when there is none, every actor enabled there.
+        """
+        earlier = nodes[j]
+        if actor in earlier.enabled:
+            earlier.backtrack.add(actor)  # asleep there: its step from ``j`` was explored, and commutes with this one
+            return
+        later: list[int] = []
+        initials: list[str] = []
+        for i in range(j + 1, k):
+            step = nodes[i]
+            if self._happens_before(nodes, j, i):
+                continue
+            if step.chosen not in initials and not any(self._happens_before(nodes, m, i) for m in later):
+                initials.append(step.chosen)
+            later.append(i)
+        actor_first = not any(
+            known.get(nodes[m].chosen, -1) >= m or self._conflict(self._step(nodes[m]), upcoming) for m in later
+        )
+        if actor_first and actor not in initials:
+            initials.insert(0, actor)
+        candidates = [q for q in initials if q in earlier.enabled]
+        if any(q in earlier.backtrack for q in candidates):
+            return
+        awake = [q for q in candidates if q not in earlier.sleep]
+        if awake:
+            earlier.backtrack.add(awake[0])
+        elif not candidates:
+            earlier.backtrack.update(earlier.enabled)
+
+    @staticmethod
+    def _happens_before(nodes: list[_Node], m: int, i: int) -> bool:
+        """True when step ``m`` happens before step ``i`` (same actor earlier, or a chain of conflicts)."""
+        clock = nodes[i].clock
+        return m < i and clock is not None and clock.get(nodes[m].chosen, -1) >= m
 
 
 class _Guide:

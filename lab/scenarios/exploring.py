@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from lab.engine.atomicity import AtomicityCheck
 from lab.engine.explorer import DEFAULT_MAX_SCHEDULES, Execution, Exploration, Explorer
 from lab.engine.schedule import ReplayPolicy
 from lab.engine.scheduler import RunResult
@@ -33,7 +34,9 @@ class ExploreVerdict(StrEnum):
     FAIL = "FAIL"
     """Some schedule reached a FORBIDDEN or undeclared outcome, or broke an invariant (and replayed doing so)."""
     INCOMPLETE = "INCOMPLETE"
-    """A preemption bound or the schedule budget cut the search short, and nothing failed in what was run."""
+    """Nothing failed in what was run, but that is not all there is: a preemption bound or the schedule budget cut
+    the search short, or a step the granularity treats as atomic can be split by another actor (the problem line
+    names it and the granularity to re-explore with)."""
 
 
 @dataclass(frozen=True)
@@ -109,11 +112,15 @@ def explore_scenario(
     begun = time.perf_counter()
     table = loaded.cls.outcome_table()
 
+    atomicity = AtomicityCheck()
+
     def run_once(policy: object) -> tuple[RunResult, str, object]:
         result = run_scenario(loaded, policy=policy, granularity=granularity, variant=variant,  # type: ignore[arg-type]
                               watchdog_seconds=EXPLORE_WATCHDOG_SECONDS, record_accesses=True)
         key = outcome_key(result.observed, result.failed_invariants)
-        return _as_run(result), key, result
+        run = _as_run(result)
+        atomicity.add_run(run)
+        return run, key, result
 
     explorer = Explorer(run_once, loaded.cls.actors, reduction=reduction,
                         preemption_bound=preemption_bound, max_schedules=max_schedules, progress=progress)
@@ -125,8 +132,11 @@ def explore_scenario(
         execution = min(failing, key=lambda e: (e[0].preemptions, len(e[0].schedule)))
         counterexample, problem = _confirm(loaded, execution[0].schedule, execution[0].preemptions,
                                            execution[0].key, execution[1], granularity, variant)
+    split = atomicity.finding()
     verdict = (ExploreVerdict.FAIL if failing
-               else ExploreVerdict.PASS if found.complete else ExploreVerdict.INCOMPLETE)
+               else ExploreVerdict.PASS if found.complete and not split else ExploreVerdict.INCOMPLETE)
+    if split and not failing:
+        problem = split.describe(granularity)
     first_variant = variant if variant is not None else next(iter(loaded.cls.variants), "")
     return ScenarioExploration(
         name=loaded.name, variant=first_variant, granularity=granularity, verdict=verdict,

@@ -14,11 +14,12 @@ from lab.engine.instrument import InstrumentError, instrument_module
 from lab.engine.lines import LineTracer
 from lab.engine.schedule import ReplayPolicy
 from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS, BlockedActor, Policy, RunResult, RunStatus, Scheduler
+from lab.engine.standard import scheduler_aware_primitives
 from lab.engine.trace import Json, TraceEvent, sorted_detail
 from lab.errors import ScenarioError, UsageError
 from lab.scenarios.base import Grade, Lab, Scenario
 from lab.scenarios.loader import LoadedScenario
-from lab.scenarios.under_test import files_under_test, modules_under_test
+from lab.scenarios.under_test import files_to_trace, files_under_test, modules_under_test
 
 
 class Verdict(StrEnum):
@@ -137,7 +138,7 @@ def run_scenario(
         raise ValueError(f"granularity is one of {', '.join(GRANULARITIES)}, not {granularity!r}")
     scheduler = Scheduler(policy=policy, watchdog_seconds=watchdog_seconds, outcome_text=outcome_text)
     if granularity == "line":
-        tracer = LineTracer(scheduler, line_files(loaded.cls))
+        tracer = LineTracer(scheduler, files_to_trace(loaded.cls))
         scheduler.set_actor_hooks(tracer.install, tracer.uninstall)
     recorder = _Recorder(loaded.cls, scheduler, granularity) if record_accesses or granularity != "probe" else None
     scenario = loaded.cls()
@@ -147,20 +148,22 @@ def run_scenario(
         scenario.variant = loaded.cls.variants[variant_name]
     for name in loaded.cls.actors:
         scheduler.add_actor(name, getattr(scenario, name))
-    try:
-        with recorder.installed() if recorder is not None else contextlib.nullcontext():
-            scenario.setup()
-    except Exception as error:
-        return _errored(loaded, f"setup() raised {_one_line(error)}", traceback.format_exc())
-    state_rows: list[tuple[int, Mapping[str, Json]]] = []
-    if watch_states:
-        scheduler.watch_ends(lambda actor, step: state_rows.append((step, _safe_observe(scenario))))
+    # threading.Lock, queue.Queue, time.sleep... are scheduler-aware from setup to the end of the run
+    with scheduler_aware_primitives(scheduler, code=(loaded.cls, *loaded.cls.line_modules)):
+        try:
+            with recorder.installed() if recorder is not None else contextlib.nullcontext():
+                scenario.setup()
+        except Exception as error:
+            return _errored(loaded, f"setup() raised {_one_line(error)}", traceback.format_exc())
+        state_rows: list[tuple[int, Mapping[str, Json]]] = []
+        if watch_states:
+            scheduler.watch_ends(lambda actor, step: state_rows.append((step, _safe_observe(scenario))))
 
-    if recorder is not None:
-        with recorder.installed(), recorder.recording(scenario):
+        if recorder is not None:
+            with recorder.installed(), recorder.recording(scenario):
+                run = scheduler.run()
+        else:
             run = scheduler.run()
-    else:
-        run = scheduler.run()
     requests = tuple(body for transport in lab.transports for body in transport.requests)
     calls = sum(transport.calls for transport in lab.transports)
     try:

@@ -18,6 +18,7 @@ import importlib
 import os
 import sys
 import types
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +30,16 @@ DEFAULT_MODULES = ("lab.sessions.versioned", "lab.sessions.transactional", "lab.
 
 def modules_under_test(cls: type[Scenario]) -> list[str]:
     """The names of the imported modules under test for ``cls``, in a stable order (see the module docstring)."""
+    known = _found.get(cls)
+    if known is None:
+        known = _found[cls] = _find(cls)
+    return list(known)
+
+
+_found: weakref.WeakKeyDictionary[type[Scenario], list[str]] = weakref.WeakKeyDictionary()
+
+
+def _find(cls: type[Scenario]) -> list[str]:
     names: list[str] = []
 
     def add(name: str) -> None:
@@ -63,6 +74,16 @@ def modules_under_test(cls: type[Scenario]) -> list[str]:
 def files_under_test(cls: type[Scenario]) -> list[str]:
     """The source files of :func:`modules_under_test`, symlinks resolved."""
     return [os.path.realpath(str(sys.modules[name].__file__)) for name in modules_under_test(cls)]
+
+
+def files_to_trace(cls: type[Scenario]) -> list[str]:
+    """The files whose lines are scheduling points at line granularity: those under test, except the lab's message
+    serializer, whose lines only build fresh values (its accesses are still recorded)."""
+    return [os.path.realpath(str(sys.modules[name].__file__)) for name in modules_under_test(cls)
+            if name not in _RECORDED_ONLY]
+
+
+_RECORDED_ONLY = frozenset({"lab.messages"})
 
 
 def _has_source(module: types.ModuleType) -> bool:
