@@ -1,13 +1,18 @@
 """Run the lab's scenarios into a new evidence folder; explore their interleavings; replay one.
 
     python run.py --out evidence/my-run [--scenario NAME ...]      run, print a summary, write the evidence
-    python run.py --explore --out DIR [--granularity probe|line|both] [--preemptions K] [--save-scenario NAME]
+    python run.py --explore --out DIR [--granularity probe|line|both] [--preemptions K] [--max-schedules N]
+                  [--variant V] [--save-scenario NAME]
     python run.py --replay NAME:SCHEDULE [--granularity G] [--variant V]
     python run.py --list                                           list scenarios and their lessons
     python run.py --new NAME                                       write a new scenario file from the template
 
+A flag that the chosen action would ignore (``--variant`` on a plain run, ``--scenario`` with ``--replay``) is a
+usage error rather than a silent no-op.
+
 Exit codes: 0 every check passed; 1 a check failed, a scenario errored, an exploration failed or was incomplete,
-or a replay diverged (the evidence is still written); 2 a usage error, with nothing written.
+a replay diverged, or a counterexample could not be saved (the evidence is still written); 2 a usage error, with
+nothing written.
 """
 
 from __future__ import annotations
@@ -34,14 +39,15 @@ from lab.render import (
     summary_table,
 )
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario, replay_scenario
-from lab.scenarios.kill_matrix import KillMatrix, build_kill_matrix
+from lab.scenarios.kill_matrix import KillMatrix, build_kill_matrix, race_scenario
 from lab.scenarios.loader import BrokenScenario, LoadedScenario, load_all
-from lab.scenarios.pinning import save_counterexample
+from lab.scenarios.pinning import describe_pin, is_pinned, save_counterexample
 from lab.scenarios.runner import ScenarioResult, run_scenario
-from lab.scenarios.template import write_template
+from lab.scenarios.template import check_new_name, write_template
 
 ROOT = Path(__file__).resolve().parent
 SCENARIOS = ROOT / "scenarios"
+DEFAULT_WATCHDOG = 10.0
 
 
 class _Parser(argparse.ArgumentParser):
@@ -58,20 +64,44 @@ def _parser() -> argparse.ArgumentParser:
     action.add_argument("--replay", metavar="NAME:SCHEDULE", help="re-run exactly one recorded interleaving")
     action.add_argument("--list", action="store_true", help="list the scenarios and their lessons")
     action.add_argument("--new", metavar="NAME", help="write scenarios/NAME.py from the commented template")
-    parser.add_argument("--scenario", action="append", metavar="NAME", default=[],
-                        help="run only this scenario (repeatable)")
-    parser.add_argument("--watchdog", type=float, default=10.0, metavar="SECONDS",
-                        help="how long an actor may block outside the lab before it is reported (default 10)")
+    parser.add_argument(
+        "--scenario", action="append", metavar="NAME", default=[], help="run only this scenario (repeatable)"
+    )
+    parser.add_argument(
+        "--watchdog",
+        type=float,
+        metavar="SECONDS",
+        help=f"how long an actor may block outside the lab before it is reported (default {DEFAULT_WATCHDOG:g})",
+    )
     parser.add_argument("--explore", action="store_true", help="with --out: also explore every interleaving")
-    parser.add_argument("--granularity", choices=("probe", "line", "both"), default="probe",
-                        help="scheduling points: the lab's primitives and probes, or every line (default probe)")
-    parser.add_argument("--preemptions", type=int, metavar="K",
-                        help="explore only schedules with at most K preemptions")
-    parser.add_argument("--max-schedules", type=int, default=DEFAULT_MAX_SCHEDULES, metavar="N",
-                        help=f"schedule budget per exploration (default {DEFAULT_MAX_SCHEDULES})")
-    parser.add_argument("--variant", metavar="NAME", help="with --replay: the session variant of a race scenario")
-    parser.add_argument("--save-scenario", metavar="NAME",
-                        help="with --explore: save the first counterexample as scenarios/NAME.py")
+    parser.add_argument(
+        "--granularity",
+        choices=("probe", "line", "both"),
+        help="with --explore or --replay: scheduling points are the lab's primitives and probes, "
+        "or every line (default probe)",
+    )
+    parser.add_argument(
+        "--preemptions", type=int, metavar="K", help="with --explore: explore only schedules with at most K preemptions"
+    )
+    parser.add_argument(
+        "--max-schedules",
+        type=int,
+        metavar="N",
+        help=f"with --explore: schedule budget per exploration (default {DEFAULT_MAX_SCHEDULES})",
+    )
+    parser.add_argument(
+        "--variant",
+        metavar="NAME",
+        help="with --explore: explore this session variant (of the scenarios that declare it) "
+        "instead of each one's first, and skip the kill matrix; with --replay: the variant "
+        "the schedule was recorded over",
+    )
+    parser.add_argument(
+        "--save-scenario",
+        metavar="NAME",
+        help="with --explore: save the first counterexample (of any variant, mutants of the kill "
+        "matrix included) as scenarios/NAME.py, a pinned regression scenario",
+    )
     return parser
 
 
@@ -82,13 +112,17 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> in
     try:
         args = _parser().parse_args(args_list)
         _check_combinations(args)
+        _fill_defaults(args)
         if args.list:
             console.print(list_table(load_all(SCENARIOS)))
             return 0
         if args.new:
             path = write_template(SCENARIOS, args.new)
-            console.print(f"wrote {path.relative_to(ROOT)}; run it with: python run.py --out evidence/try-{args.new} "
-                          f"--scenario {args.new}", markup=False, highlight=False)
+            console.print(
+                f"wrote {_shown(path)}; run it with: python run.py --out evidence/try-{args.new} --scenario {args.new}",
+                markup=False,
+                highlight=False,
+            )
             return 0
         if args.replay:
             return _replay(args.replay, args.granularity, args.variant, args.watchdog, console)
@@ -99,22 +133,54 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> in
 
 
 def _check_combinations(args: argparse.Namespace) -> None:
-    if args.watchdog <= 0:
+    """Refuse, in one line, a flag the chosen action would ignore or cannot use: nothing has been written yet."""
+    explore, replay = args.explore, args.replay is not None
+    if args.watchdog is not None and args.watchdog <= 0:
         raise UsageError("--watchdog needs a positive number of seconds")
     if args.save_scenario and not args.explore:
         raise UsageError("--save-scenario goes with --explore")
     if args.explore and not args.out:
         raise UsageError("--explore needs --out DIR")
+    if args.watchdog is not None and not (args.out or replay):
+        raise UsageError("--watchdog goes with --out or --replay")
+    if args.scenario and not args.out:
+        raise UsageError(
+            "--scenario goes with --out" + (" (--replay names its scenario in NAME:SCHEDULE)" if replay else "")
+        )
+    for flag, value in (("--preemptions", args.preemptions), ("--max-schedules", args.max_schedules)):
+        if value is not None and not explore:
+            raise UsageError(f"{flag} goes with --explore")
+    for flag, value in (("--granularity", args.granularity), ("--variant", args.variant)):
+        if value is not None and not (explore or replay):
+            raise UsageError(
+                f"{flag} goes with --explore or --replay; a normal run uses each scenario's own "
+                "session and the probe granularity"
+            )
     if args.preemptions is not None and args.preemptions < 0:
         raise UsageError("--preemptions needs a number >= 0")
-    if args.max_schedules < 1:
+    if args.max_schedules is not None and args.max_schedules < 1:
         raise UsageError("--max-schedules needs a number >= 1")
-    if args.replay and args.granularity == "both":
+    if replay and args.granularity == "both":
         raise UsageError("--replay takes one granularity: probe or line")
+    if args.save_scenario:
+        check_new_name(args.save_scenario)
+        if (SCENARIOS / f"{args.save_scenario}.py").exists():
+            raise UsageError(
+                f"--save-scenario {args.save_scenario}: {_shown(SCENARIOS / args.save_scenario)}.py "
+                "already exists; choose another name (nothing was written)"
+            )
+
+
+def _fill_defaults(args: argparse.Namespace) -> None:
+    """The defaults of the flags whose absence :func:`_check_combinations` has to see."""
+    args.watchdog = DEFAULT_WATCHDOG if args.watchdog is None else args.watchdog
+    args.max_schedules = DEFAULT_MAX_SCHEDULES if args.max_schedules is None else args.max_schedules
 
 
 def _run(args: argparse.Namespace, command: list[str], console: Console) -> int:
     items = _select(load_all(SCENARIOS), args.scenario)
+    loaded = [item for item in items if isinstance(item, LoadedScenario)]
+    to_explore = _to_explore(loaded, args) if args.explore else []
     folder = create_evidence_folder(args.out)
     started = datetime.now(UTC)
     results: list[ScenarioResult] = []
@@ -127,32 +193,102 @@ def _run(args: argparse.Namespace, command: list[str], console: Console) -> int:
             results.append(run_scenario(item, watchdog_seconds=args.watchdog))
     console.print(summary_table(results))
     print_failures(console, results)
-    loaded = [item for item in items if isinstance(item, LoadedScenario)]
     explorations: list[ScenarioExploration] = []
     matrix: KillMatrix | None = None
     settings = None
+    failures: list[ScenarioExploration] = []
     if args.explore:
-        granularities = ["probe", "line"] if args.granularity == "both" else [args.granularity]
-        settings = {"granularities": granularities, "preemption_bound": args.preemptions,
-                    "max_schedules": args.max_schedules}
-        explorations, matrix = _explore(loaded, granularities, args, console)
-    audit = write_evidence(folder, results, broken, root=ROOT, command=command, started=started,
-                           ended=datetime.now(UTC), explorations=explorations, kill_matrix=matrix,
-                           explore_settings=settings)
-    ok = not broken and all(result.passed for result in results) and _explored_ok(explorations, matrix)
-    console.print(f"evidence written to {args.out} ({'all checks passed' if ok else 'SOME CHECKS FAILED'}; "
-                  f"self-audit {'ok' if audit.ok else 'FOUND PROBLEMS'})", markup=False, highlight=False)
-    return 0 if ok and audit.ok else 1
+        granularities = ["probe", "line"] if args.granularity == "both" else [args.granularity or "probe"]
+        settings = {
+            "granularities": granularities,
+            "preemption_bound": args.preemptions,
+            "max_schedules": args.max_schedules,
+        }
+        explorations, matrix, failures = _explore(loaded, to_explore, granularities, args, console)
+    audit = write_evidence(
+        folder,
+        results,
+        broken,
+        root=ROOT,
+        command=command,
+        started=started,
+        ended=datetime.now(UTC),
+        explorations=explorations,
+        kill_matrix=matrix,
+        explore_settings=settings,
+    )
+    ok = not broken and all(result.passed for result in results) and _explored_ok(explorations, results, matrix)
+    console.print(
+        f"evidence written to {args.out} ({'all checks passed' if ok else 'SOME CHECKS FAILED'}; "
+        f"self-audit {'ok' if audit.ok else 'FOUND PROBLEMS'})",
+        markup=False,
+        highlight=False,
+    )
+    saved = True
+    if args.save_scenario:
+        saved = _save(failures, loaded, args.save_scenario, console)
+    return 0 if ok and audit.ok and saved else 1
+
+
+def _to_explore(loaded: list[LoadedScenario], args: argparse.Namespace) -> list[LoadedScenario]:
+    """The scenarios ``--explore`` explores, checked before anything is written.
+
+    A pinned counterexample is never explored (it is one interleaving, which its normal run replays). With
+    ``--variant V`` only scenarios that declare V are explored: a scenario named with ``--scenario`` that does
+    not is a usage error; without ``--scenario``, the others are skipped, and one line says which were kept.
+    """
+    explorable = [item for item in loaded if not is_pinned(item.cls)]
+    variant = args.variant
+    if variant is None:
+        return explorable
+    if loaded and not explorable:
+        raise UsageError(
+            f"--variant {variant}: every selected scenario is pinned to one schedule, and pinned "
+            "scenarios are not explored"
+        )
+    declaring = [item for item in explorable if variant in item.cls.variants]
+    if args.scenario:
+        lacking = next((item for item in explorable if item not in declaring), None)
+        if lacking is not None:
+            known = ", ".join(lacking.cls.variants) or "none: it is not a race scenario"
+            raise UsageError(
+                f"--variant {variant}: scenario {lacking.name} does not declare it (its variants: {known})"
+            )
+    if not declaring:
+        declared = sorted({name for item in explorable for name in item.cls.variants})
+        raise UsageError(
+            f"--variant {variant}: no selected scenario declares it (declared variants: "
+            f"{', '.join(declared) or 'none'})"
+        )
+    return declaring
 
 
 def _explore(
-    loaded: list[LoadedScenario], granularities: list[str], args: argparse.Namespace, console: Console
-) -> tuple[list[ScenarioExploration], KillMatrix | None]:
+    loaded: list[LoadedScenario],
+    to_explore: list[LoadedScenario],
+    granularities: list[str],
+    args: argparse.Namespace,
+    console: Console,
+) -> tuple[list[ScenarioExploration], KillMatrix | None, list[ScenarioExploration]]:
+    """Explore, build the kill matrix, print both; also return every failed exploration, in the order found."""
     explorations: list[ScenarioExploration] = []
+    failures: list[ScenarioExploration] = []
+    for item in loaded:
+        if is_pinned(item.cls):
+            console.print(
+                f"not explored: {item.name} is pinned to {describe_pin(item.cls)}; its normal run above replayed it",
+                markup=False,
+                highlight=False,
+            )
+    if args.variant is not None and len(to_explore) < len([i for i in loaded if not is_pinned(i.cls)]):
+        console.print(
+            f"--variant {args.variant}: exploring only the scenarios that declare it: "
+            f"{', '.join(item.name for item in to_explore)}",
+            markup=False,
+            highlight=False,
+        )
     with _progress(console) as progress:
-        for item in loaded:
-            if item.cls.schedule:
-                continue  # a pinned counterexample replays one schedule by design: there is nothing to explore
+        for item in to_explore:
             for granularity in granularities:
                 task = progress.add_task(f"{item.name} ({granularity})", total=None, outcomes=0, rate="")
 
@@ -163,20 +299,33 @@ def _explore(
                     progress.update(task, completed=done, outcomes=len(found.counts), rate=rate)
 
                 try:
-                    found = explore_scenario(item, granularity=granularity, preemption_bound=args.preemptions,
-                                             max_schedules=args.max_schedules, progress=tick)
+                    found = explore_scenario(
+                        item,
+                        granularity=granularity,
+                        variant=args.variant,
+                        preemption_bound=args.preemptions,
+                        max_schedules=args.max_schedules,
+                        progress=tick,
+                    )
                 except ScenarioError as error:  # its setup raises: the normal run already reports it as ERROR
                     console.print(f"[red]not explored[/] {error}", highlight=False)
                     break
                 explorations.append(found)
                 progress.update(task, total=found.schedules + found.pruned)
-        races = [item for item in loaded if item.cls.variants]
+        races = [item for item in to_explore if race_scenario(item)]
         matrix = None
-        if races:
-            task = progress.add_task("kill matrix", total=sum(len(r.cls.variants) * 2 for r in races), outcomes=0,
-                                     rate="")
-            matrix = build_kill_matrix(races, max_schedules=args.max_schedules,
-                                       on_cell=lambda found: progress.advance(task))
+        if races and args.variant is None:
+            task = progress.add_task(
+                "kill matrix", total=sum(len(r.cls.variants) * 2 for r in races), outcomes=0, rate=""
+            )
+
+            def cell_done(found: ScenarioExploration) -> None:
+                progress.advance(task)
+                if found.counterexample is not None:
+                    failures.append(found)
+
+            matrix = build_kill_matrix(races, max_schedules=args.max_schedules, on_cell=cell_done)
+    failures[:0] = [found for found in explorations if found.counterexample is not None]
     console.print(exploration_table(explorations))
     for found in explorations:
         if found.verdict is not ExploreVerdict.PASS or len(found.rows) > 1:
@@ -186,52 +335,102 @@ def _explore(
         console.print(kill_matrix_table(matrix))
         for problem in matrix.problems():
             console.print(f"[red]kill matrix:[/] {problem}", highlight=False)
-    if args.save_scenario:
-        _save(explorations, args.save_scenario, console)
-    return explorations, matrix
+    elif races:
+        console.print(
+            f"kill matrix: not built: --variant {args.variant} explores one variant", markup=False, highlight=False
+        )
+    return explorations, matrix, failures
 
 
 def _progress(console: Console) -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn("schedules, {task.fields[outcomes]} outcomes {task.fields[rate]}"), TimeElapsedColumn(),
-                    console=console, transient=True)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("schedules, {task.fields[outcomes]} outcomes {task.fields[rate]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
 
 
-def _save(explorations: list[ScenarioExploration], name: str, console: Console) -> None:
-    found = next((f for f in explorations if f.counterexample is not None), None)
+def _save(failures: list[ScenarioExploration], loaded: list[LoadedScenario], name: str, console: Console) -> bool:
+    """Save the first counterexample found (explorations first, then the kill matrix's cells) as a pinned scenario.
+
+    Runs after the evidence is written, so the folder holds what ran and nothing else. Returns False, with one
+    line on stderr, when the counterexample cannot be saved; nothing to save is not a mistake.
+    """
+    found = next((f for f in failures if f.counterexample is not None), None)
     if found is None or found.counterexample is None:
-        console.print("no counterexample to save: every exploration passed", highlight=False)
-        return
-    item = _select(load_all(SCENARIOS), [found.name])[0]
-    if not isinstance(item, LoadedScenario):
-        return
-    replayed = replay_scenario(item, found.counterexample.schedule, granularity=found.granularity,
-                               variant=found.variant or None)
-    path = save_counterexample(SCENARIOS, name, found, replayed, item.cls.actors)
-    console.print(f"saved the counterexample of {found.name} as {path.relative_to(ROOT)}", markup=False,
-                  highlight=False)
+        console.print(
+            f"no counterexample to save: every exploration passed; {name}.py was not written",
+            markup=False,
+            highlight=False,
+        )
+        return True
+    item = next(item for item in loaded if item.name == found.name)
+    replayed = replay_scenario(
+        item, found.counterexample.schedule, granularity=found.granularity, variant=found.variant or None
+    )
+    try:
+        path = save_counterexample(SCENARIOS, name, found, replayed, item.cls.actors)
+    except LabError as error:
+        print(f"run.py: --save-scenario {name}: {error}", file=sys.stderr)
+        return False
+    over = f" over {found.variant}" if found.variant else ""
+    console.print(
+        f"saved the counterexample of {found.name}{over} ({found.granularity}) as {_shown(path)}; "
+        f"it replays with: python run.py --out evidence/try-{name} --scenario {name}",
+        markup=False,
+        highlight=False,
+    )
+    return True
 
 
-def _explored_ok(explorations: list[ScenarioExploration], matrix: KillMatrix | None) -> bool:
-    return all(f.verdict is ExploreVerdict.PASS for f in explorations) and (matrix is None or not matrix.problems())
+def _explored_ok(
+    explorations: list[ScenarioExploration], results: list[ScenarioResult], matrix: KillMatrix | None
+) -> bool:
+    """As ``run.json`` judges it: explorations of the variant each scenario's normal run used must pass; another
+    variant (``--variant`` over a mutant) may fail, that is its lesson; the kill matrix must have no problems."""
+    defaults = {result.name: result.variant for result in results}
+    counted = [found for found in explorations if found.variant == defaults.get(found.name, found.variant)]
+    return all(f.verdict is ExploreVerdict.PASS for f in counted) and (matrix is None or not matrix.problems())
 
 
-def _replay(spec: str, granularity: str, variant: str | None, watchdog: float, console: Console) -> int:
+def _replay(spec: str, granularity: str | None, variant: str | None, watchdog: float, console: Console) -> int:
     name, sep, schedule = spec.partition(":")
     if not sep:
         raise UsageError("--replay takes NAME:SCHEDULE, for example out_of_order_commit:0:01-1:01")
     item = _select(load_all(SCENARIOS), [name])[0]
     if isinstance(item, BrokenScenario):
         raise UsageError(f"scenario {item}")
-    result = replay_scenario(item, schedule, granularity=granularity, variant=variant, watchdog_seconds=watchdog,
-                             watch_states=True)
+    if is_pinned(item.cls):  # its schedule was recorded over its own variant and granularity
+        variant = variant or item.cls.variant_name or None
+        granularity = granularity or item.cls.granularity
+    result = replay_scenario(
+        item,
+        schedule,
+        granularity=granularity or "probe",
+        variant=variant,
+        watchdog_seconds=watchdog,
+        watch_states=True,
+    )
     console.print(replay_table(result, item.cls.actors))
     if result.run_status == "DIVERGED":
         console.print(f"[red]replay diverged[/]: {result.problem}", highlight=False)
         return 1
-    console.print(f"outcome: {', '.join(f'{k}={v}' for k, v in result.observed.items())}", markup=False,
-                  highlight=False)
+    console.print(
+        f"outcome: {', '.join(f'{k}={v}' for k, v in result.observed.items())}", markup=False, highlight=False
+    )
     return 0
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the checkout when it is inside it (as the user typed it), else in full."""
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
 
 
 def _select(items: list[LoadedScenario | BrokenScenario], names: list[str]) -> list[LoadedScenario | BrokenScenario]:

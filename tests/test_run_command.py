@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -84,6 +85,42 @@ class TestUsageErrors:
             (["--replay", "no_such:0:01"], "unknown scenario 'no_such'"),
             (["--new", "Bad-Name"], "lower_snake_case"),
             (["--out", "/nonexistent-parent/x"], ""),
+            (
+                ["--out", "/nonexistent-parent/x", "--variant", "CheckOutsideLockSession"],
+                "--variant goes with --explore or --replay",
+            ),
+            (["--out", "/nonexistent-parent/x", "--granularity", "line"], "--granularity goes with --explore or"),
+            (["--out", "/nonexistent-parent/x", "--preemptions", "2"], "--preemptions goes with --explore"),
+            (["--out", "/nonexistent-parent/x", "--max-schedules", "5"], "--max-schedules goes with --explore"),
+            (
+                ["--replay", "race_two_requests:0:01", "--scenario", "race_two_requests"],
+                "--scenario goes with --out (--replay names its scenario in NAME:SCHEDULE)",
+            ),
+            (["--list", "--scenario", "out_of_order_commit"], "--scenario goes with --out"),
+            (["--new", "abc", "--watchdog", "3"], "--watchdog goes with --out or --replay"),
+            (["--list", "--variant", "CheckOutsideLockSession"], "--variant goes with --explore or --replay"),
+            (
+                ["--explore", "--out", "/nonexistent-parent/x", "--save-scenario", "race_two_requests"],
+                "scenarios/race_two_requests.py already exists; choose another name (nothing was written)",
+            ),
+            (["--explore", "--out", "/nonexistent-parent/x", "--save-scenario", "Bad-Name"], "lower_snake_case"),
+            (
+                [
+                    "--explore",
+                    "--out",
+                    "/nonexistent-parent/x",
+                    "--scenario",
+                    "out_of_order_commit",
+                    "--variant",
+                    "CheckOutsideLockSession",
+                ],
+                "scenario out_of_order_commit does not declare it (its variants: none",
+            ),
+            (
+                ["--explore", "--out", "/nonexistent-parent/x", "--variant", "NoSuchSession"],
+                "--variant NoSuchSession: no selected scenario declares it (declared variants: ",
+            ),
+            (["--replay", "race_two_requests:0:01", "--variant", "NoSuchSession"], "no variant 'NoSuchSession'"),
         ],
     )
     def test_one_line_and_exit_2(self, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -97,7 +134,159 @@ class TestUsageErrors:
     @pytest.mark.timeout(30)
     def test_unknown_scenario_touches_nothing(self, tmp_path: Path) -> None:
         """An unknown scenario name is refused before the evidence folder is created."""
-        out = subprocess.run([sys.executable, "run.py", "--out", str(tmp_path / "ev"), "--scenario", "nope"],
-                             cwd=ROOT, capture_output=True, text=True, timeout=25)
+        out = subprocess.run(
+            [sys.executable, "run.py", "--out", str(tmp_path / "ev"), "--scenario", "nope"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=25,
+        )
         assert out.returncode == 2 and not (tmp_path / "ev").exists()
         assert "Traceback" not in out.stderr
+
+
+class TestMistakesWriteNothing:
+    @pytest.mark.timeout(30)
+    def test_a_variant_the_scenario_lacks_is_refused_before_the_folder_exists(self, tmp_path: Path) -> None:
+        """--variant checks every named scenario before the evidence folder is created."""
+        out = subprocess.run(
+            [
+                sys.executable,
+                "run.py",
+                "--explore",
+                "--out",
+                str(tmp_path / "ev"),
+                "--scenario",
+                "race_two_requests",
+                "--scenario",
+                "out_of_order_commit",
+                "--variant",
+                "CheckOutsideLockSession",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=25,
+        )
+        assert out.returncode == 2 and not (tmp_path / "ev").exists()
+        assert out.stderr.count("\n") == 1 and "out_of_order_commit does not declare it" in out.stderr
+        assert "Traceback" not in out.stderr
+
+
+class TestExploreVariant:
+    def test_without_scenario_only_the_scenarios_declaring_it_are_explored(self) -> None:
+        """No --scenario: the scenarios that declare the variant are kept, the others are left out."""
+        from lab.scenarios.loader import LoadedScenario, load_all
+
+        loaded = [item for item in load_all(run.SCENARIOS) if isinstance(item, LoadedScenario)]
+        args = run._parser().parse_args(["--explore", "--out", "x", "--variant", "CheckOutsideLockSession"])
+        kept = run._to_explore(loaded, args)
+        assert kept and len(kept) < len(loaded)
+        assert all("CheckOutsideLockSession" in item.cls.variants and not item.cls.schedule for item in kept)
+        assert "race_two_requests" in {item.name for item in kept}
+
+    @pytest.mark.timeout(60)
+    def test_explore_variant_explores_that_variant_and_skips_the_kill_matrix(self, tmp_path: Path) -> None:
+        """The mutant is explored (and killed); its FAIL is its lesson, so the run still passes; no kill matrix."""
+        code, out = _main(
+            [
+                "--explore",
+                "--out",
+                str(tmp_path / "ev"),
+                "--scenario",
+                "race_two_requests",
+                "--variant",
+                "CheckOutsideLockSession",
+            ]
+        )
+        assert code == 0, out
+        assert (tmp_path / "ev" / "explore" / "race_two_requests" / "probe.CheckOutsideLockSession.json").exists()
+        assert not (tmp_path / "ev" / "explore" / "race_two_requests" / "probe.VersionedSession.json").exists()
+        assert "--variant CheckOutsideLockSession" in out  # the counterexample's replay command
+        assert "kill matrix: not built: --variant CheckOutsideLockSession explores one variant" in out
+
+
+def _checkout(root: Path, monkeypatch: pytest.MonkeyPatch, *scenarios: str) -> Path:
+    """A scratch checkout holding only ``scenarios``, with run.py pointed at it; returns its scenarios folder.
+
+    The evidence folder archives the checkout's sources and its self-audit re-runs them, so a scenario saved into
+    the scratch folder must be part of that checkout, as it would be in a real one.
+    """
+    shutil.copytree(ROOT / "lab", root / "lab", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("run.py", "audit.py", "pyproject.toml"):
+        shutil.copy(ROOT / name, root / name)
+    folder = root / "scenarios"
+    folder.mkdir()
+    for name in scenarios:
+        shutil.copy(ROOT / "scenarios" / f"{name}.py", folder / f"{name}.py")
+    monkeypatch.setattr(run, "ROOT", root)
+    monkeypatch.setattr(run, "SCENARIOS", folder)
+    return folder
+
+
+class TestSaveScenario:
+    @pytest.mark.timeout(60)
+    def test_the_docs_example_saves_a_pinned_lesson_the_suite_accepts(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """docs/exploration.md's --save-scenario command, run as written into a scratch scenarios folder.
+
+        The correct session passes, so the counterexample comes from a mutant of the kill matrix. The saved file
+        passes as the suite's runner grades every scenario file, and later explorations leave it out.
+        """
+        import shlex
+
+        from lab.scenarios.kill_matrix import build_kill_matrix, race_scenario
+        from lab.scenarios.loader import LoadedScenario, load
+        from lab.scenarios.runner import run_scenario
+
+        docs = (ROOT / "docs" / "exploration.md").read_text(encoding="utf-8")
+        command = next(line for line in docs.splitlines() if "--save-scenario double_commit" in line)
+        argv = shlex.split(command.split("#")[0])
+        assert argv[:2] == ["python", "run.py"]
+        argv = argv[2:]
+        argv[argv.index("--out") + 1] = str(tmp_path / "explore-3")
+        folder = _checkout(tmp_path / "checkout", monkeypatch, "race_two_requests")
+
+        code, out = _main(argv)
+        saved = folder / "double_commit.py"
+        assert code in (0, 1) and (tmp_path / "explore-3" / "run.json").exists(), out
+        assert "saved the counterexample of race_two_requests over CheckOutsideLockSession (probe)" in out
+        assert saved.exists()
+
+        pinned = load(saved)
+        assert isinstance(pinned, LoadedScenario), str(pinned)
+        result = run_scenario(pinned)
+        assert result.passed, [(c.name, c.reason) for c in result.checks if not c.passed]
+        assert result.mutant and result.variant == "CheckOutsideLockSession"
+        assert any("the bug shows" in c.name and c.passed for c in result.checks)  # as tests/test_scenarios.py asks
+        assert result.outcomes == {"slow": "COMMITTED", "fast": "COMMITTED"} and result.state["tickets"] == "same"
+
+        assert not race_scenario(pinned)
+        assert build_kill_matrix([pinned]).cells == ()
+        code, out = _main(["--explore", "--out", str(tmp_path / "again"), "--scenario", "double_commit"])
+        assert code == 0, out
+        assert (
+            "not explored: double_commit is pinned to one schedule of race_two_requests (variant "
+            "CheckOutsideLockSession, probe granularity)"
+        ) in out
+        assert not (tmp_path / "again" / "explore" / "double_commit").exists()
+
+        code, out = _main(["--replay", f"double_commit:{pinned.cls.schedule}"])
+        assert code == 0 and "slow=COMMITTED" in out and "fast=COMMITTED" in out, out
+
+        before = saved.read_text("utf-8")
+        capsys.readouterr()
+        code, _ = _main(argv)  # the same command again: the file exists, so nothing runs and nothing is overwritten
+        assert code == 2 and saved.read_text("utf-8") == before
+        assert "double_commit.py already exists" in capsys.readouterr().err
+        saved.unlink()
+
+    @pytest.mark.timeout(30)
+    def test_nothing_to_save_writes_nothing(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A latch-ordered lesson has no counterexample: one line says so and no file appears."""
+        folder = _checkout(tmp_path / "checkout", monkeypatch, "out_of_order_commit")
+        code, out = _main(["--explore", "--out", str(tmp_path / "ev"), "--save-scenario", "nothing_here"])
+        assert code == 0, out
+        assert "no counterexample to save: every exploration passed; nothing_here.py was not written" in out
+        assert not (folder / "nothing_here.py").exists()

@@ -8,9 +8,11 @@ wires the two together through :class:`Lab`.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from types import FrameType
 from typing import Any, ClassVar
 
 from lab.engine.primitives import Barrier, Event, LabLock, Latch, ProbeHook, Probes
@@ -56,17 +58,26 @@ class Lab:
         return self._probes.hook(obj)
 
     def hold(self, actor: str, at: str, *, until: Latch) -> None:
-        """Park ``actor`` at probe point ``at`` until ``until`` opens ("hold slow at commit:enter")."""
+        """Park ``actor`` at probe point ``at`` until ``until`` opens ("hold slow at commit:enter").
+
+        ``at`` must be a point some code under test announces (see :mod:`lab.scenarios.probe_points`): a misspelt
+        point is a :class:`ScenarioError` naming the known ones, never a hold that silently does nothing.
+        """
         self._check_actor("hold", actor)
         if not isinstance(until, Latch):
             raise ScenarioError(f"hold({actor!r}, {at!r}) needs a lab latch or event to wait for")
+        self._check_point("hold", actor, at)
         self._probes.hold(actor, at, until=until)
 
     def signal(self, actor: str, at: str, *, latch: Latch) -> None:
-        """Count ``latch`` down when ``actor`` reaches probe point ``at`` ("open slow-in-flight once slow sent")."""
+        """Count ``latch`` down when ``actor`` reaches probe point ``at`` ("open slow-in-flight once slow sent").
+
+        ``at`` is checked as in :meth:`hold`.
+        """
         self._check_actor("signal", actor)
         if not isinstance(latch, Latch):
             raise ScenarioError(f"signal({actor!r}, {at!r}) needs a lab latch or event to count down")
+        self._check_point("signal", actor, at)
         self._probes.signal(actor, at, latch=latch)
 
     def transport(
@@ -95,6 +106,27 @@ class Lab:
         if actor not in self._scheduler.actor_names:
             known = ", ".join(self._scheduler.actor_names)
             raise ScenarioError(f"{what}() names actor {actor!r}, which is not one of: {known}")
+
+    def _check_point(self, what: str, actor: str, point: str) -> None:
+        """Refuse a probe point that no code under test announces: a misspelt hold would never fire.
+
+        The lab is handed to the scenario after it is built, so it learns which scenario it serves from the
+        caller: the nearest frame whose ``self`` is a :class:`Scenario` (``setup`` or a helper it calls). Without
+        one (a lab driven by hand) only the lab's own sessions, mutants and transport count.
+        """
+        from lab.scenarios.probe_points import check_point  # it reads runner.line_files, and runner imports base
+
+        frame: FrameType | None = sys._getframe(2)
+        cls: type = Scenario
+        for _ in range(16):
+            if frame is None:
+                break
+            owner = frame.f_locals.get("self")
+            if isinstance(owner, Scenario):
+                cls = type(owner)
+                break
+            frame = frame.f_back
+        check_point(what, actor, point, cls)
 
     def _claim(self, name: str) -> str:
         if name in self._names:

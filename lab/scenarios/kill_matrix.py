@@ -57,12 +57,18 @@ class KillMatrix:
         for variant in self.variants:
             cells = [c for c in self.cells if c.variant == variant]
             if variant in self.correct:
-                found += [f"correct variant {variant} was killed by {c.scenario} ({c.granularity}): {c.why}"
-                          for c in cells if c.killed]
+                found += [
+                    f"correct variant {variant} was killed by {c.scenario} ({c.granularity}): {c.why}"
+                    for c in cells
+                    if c.killed
+                ]
             elif not any(c.killed for c in cells):
                 found.append(f"mutant {variant} survived every race scenario")
-        found += [f"{c.scenario} over {c.variant} ({c.granularity}) is incomplete" for c in self.cells
-                  if c.status == "incomplete"]
+        found += [
+            f"{c.scenario} over {c.variant} ({c.granularity}) is incomplete"
+            for c in self.cells
+            if c.status == "incomplete"
+        ]
         return found
 
 
@@ -73,7 +79,12 @@ def build_kill_matrix(
     max_schedules: int = 20_000,
     on_cell: Callable[[ScenarioExploration], None] | None = None,
 ) -> KillMatrix:
-    """Explore every race scenario over each of its variants at each granularity."""
+    """Explore every race scenario over each of its variants at each granularity.
+
+    A pinned counterexample (a scenario with a recorded ``schedule``) inherits its race's ``variants`` but is not a
+    race: explored, its one-row table would make the correct variant look killed. It is left out.
+    """
+    races = [race for race in races if race_scenario(race)]
     cells: list[KillCell] = []
     variants: list[str] = []
     correct: list[str] = []
@@ -92,8 +103,20 @@ def build_kill_matrix(
     return KillMatrix(tuple(variants), tuple(r.name for r in races), tuple(correct), tuple(cells))
 
 
+def race_scenario(item: LoadedScenario) -> bool:
+    """True for a scenario the kill matrix explores: it lists session variants and is not pinned to a schedule."""
+    return bool(item.cls.variants) and not item.cls.schedule
+
+
 def _cell(found: ScenarioExploration) -> KillCell:
     status = {ExploreVerdict.FAIL: "killed", ExploreVerdict.PASS: "survived"}.get(found.verdict, "incomplete")
     example = found.counterexample
-    return KillCell(found.variant, found.name, found.granularity, status, found.schedules,
-                    example.schedule if example else "", example.why if example else "")
+    return KillCell(
+        found.variant,
+        found.name,
+        found.granularity,
+        status,
+        found.schedules,
+        example.schedule if example else "",
+        example.why if example else "",
+    )

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import os
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 from lab.scenarios.base import Scenario
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_SOURCE = "__lab_scenario_source__"
+"""Where a loaded scenario module keeps the text it was executed from (to recognise the same file loaded again)."""
 
 
 @dataclass(frozen=True)
@@ -69,16 +73,19 @@ def load(path: Path) -> LoadedScenario | BrokenScenario:
     except (OSError, UnicodeDecodeError) as error:
         return BrokenScenario(name, path, f"cannot be read: {error}")
     module_name = f"lab_scenario_{name}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None:
-        return BrokenScenario(name, path, "cannot be imported")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    try:
-        exec(code, module.__dict__)
-    except Exception as error:
-        del sys.modules[module_name]
-        return BrokenScenario(name, path, f"raised {type(error).__name__} on import: {error}".splitlines()[0])
+    module = _already_loaded(module_name, path, source)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        if spec is None:
+            return BrokenScenario(name, path, "cannot be imported")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        try:
+            exec(code, module.__dict__)
+        except Exception as error:
+            del sys.modules[module_name]
+            return BrokenScenario(name, path, f"raised {type(error).__name__} on import: {error}".splitlines()[0])
+        module.__dict__[_SOURCE] = source
     problem, cls = _find_class(module.__dict__)
     if cls is None:
         return BrokenScenario(name, path, problem)
@@ -91,10 +98,33 @@ def load(path: Path) -> LoadedScenario | BrokenScenario:
     return LoadedScenario(name, path, cls, description)
 
 
+def _already_loaded(module_name: str, path: Path, source: str) -> ModuleType | None:
+    """The module this very file (same path, same text) was already loaded as, if it still is the registered one.
+
+    Loading it again would replace it in ``sys.modules`` while scenarios already hold classes of the old module:
+    the runner instruments the registered module, so the old classes' code would run uninstrumented. That happens
+    whenever a pinned scenario loads its race file and the run loads the race itself too. An edited file (other
+    text) or another folder's file of the same name (other path) is executed afresh, and so is a pinned scenario:
+    its text names a race file that may have changed since.
+    """
+    module = sys.modules.get(module_name)
+    if module is None or module.__dict__.get(_SOURCE) != source:
+        return None
+    if os.path.realpath(str(getattr(module, "__file__", ""))) != os.path.realpath(path):
+        return None
+    _problem, cls = _find_class(module.__dict__)
+    if cls is None or cls.schedule:
+        return None
+    return module
+
+
 def _find_class(namespace: dict[str, object]) -> tuple[str, type[Scenario] | None]:
     found = [
-        value for value in namespace.values()
-        if isinstance(value, type) and issubclass(value, Scenario) and value is not Scenario
+        value
+        for value in namespace.values()
+        if isinstance(value, type)
+        and issubclass(value, Scenario)
+        and value is not Scenario
         and value.__module__ == namespace.get("__name__")
     ]
     if not found:
