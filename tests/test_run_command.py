@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -224,6 +225,20 @@ def _checkout(root: Path, monkeypatch: pytest.MonkeyPatch, *scenarios: str) -> P
     return folder
 
 
+def _self_audit_without_reexecution(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The evidence writer's self-audit, less its re-execution in a child process (which explores everything a
+    second time, doubling the test's cost); integrity and consistency are still checked. tests/test_audit.py and
+    tests/test_evidence_exploration.py cover the re-execution."""
+    import lab.evidence.writer as writer
+
+    real = writer.audit
+
+    def audit(folder: Path, **options: Any) -> Any:
+        return real(folder, **{**options, "rerun": False})
+
+    monkeypatch.setattr(writer, "audit", audit)
+
+
 class TestSaveScenario:
     @pytest.mark.timeout(60)
     def test_the_docs_example_saves_a_pinned_lesson_the_suite_accepts(
@@ -247,10 +262,11 @@ class TestSaveScenario:
         argv = argv[2:]
         argv[argv.index("--out") + 1] = str(tmp_path / "explore-3")
         folder = _checkout(tmp_path / "checkout", monkeypatch, "race_two_requests")
+        _self_audit_without_reexecution(monkeypatch)
 
         code, out = _main(argv)
         saved = folder / "double_commit.py"
-        assert code in (0, 1) and (tmp_path / "explore-3" / "run.json").exists(), out
+        assert code in (0, 1) and "self-audit ok" in out and (tmp_path / "explore-3" / "run.json").exists(), out
         assert "saved the counterexample of race_two_requests over CheckOutsideLockSession (probe)" in out
         assert saved.exists()
 
