@@ -193,7 +193,7 @@ class TestFolder:
         assert ("| variant | race_duplicate_delivery |\n| --- | --- |\n"
                 "| VersionedSession (correct) | survived |\n") in text
         assert "| CheckOutsideLockSession | killed (probe, line): `0:01-0:01-0:01-0:01-0:01-0:01` |\n" in text
-        assert "| UnlockedSession | killed (line) · survived (probe): `" in text
+        assert "| UnlockedSession | incomplete (probe) · killed (line): `" in text
 
 
 @pytest.mark.timeout(60)

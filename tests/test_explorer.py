@@ -137,9 +137,11 @@ class TestScenarioExploration:
         assert "choice" in replayed.problem
 
     def test_unprobed_mutant_needs_line_granularity(self) -> None:
-        """The mutant with no probes and no lock survives the default granularity and dies at line."""
+        """The mutant with no probes and no lock is INCOMPLETE (not PASS) at the default granularity, dies at line."""
         race = _load("race_two_requests")
-        assert explore_scenario(race, variant="UnlockedSession").verdict is ExploreVerdict.PASS
+        at_probe = explore_scenario(race, variant="UnlockedSession")
+        assert at_probe.verdict is ExploreVerdict.INCOMPLETE  # never a silent PASS: the race lies between probes
+        assert "re-explore with --granularity line" in at_probe.problem and "_version" in at_probe.problem
         assert explore_scenario(race, variant="UnlockedSession", granularity="line").verdict is ExploreVerdict.FAIL
 
     def test_kill_matrix_kills_every_mutant_and_spares_the_correct(self) -> None:

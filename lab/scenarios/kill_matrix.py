@@ -52,7 +52,8 @@ class KillMatrix:
         return None
 
     def problems(self) -> list[str]:
-        """What makes the matrix fail: a mutant nobody killed, a correct variant killed, an incomplete cell."""
+        """What makes the matrix fail: a mutant nobody killed, a correct variant killed, an incomplete cell of a
+        correct variant or of a mutant killed nowhere."""
         found = []
         for variant in self.variants:
             cells = [c for c in self.cells if c.variant == variant]
@@ -64,10 +65,11 @@ class KillMatrix:
                 ]
             elif not any(c.killed for c in cells):
                 found.append(f"mutant {variant} survived every race scenario")
-        found += [
+        killed = {c.variant for c in self.cells if c.killed}
+        found += [  # an incomplete cell matters unless the mutant is killed elsewhere: then the claim still holds
             f"{c.scenario} over {c.variant} ({c.granularity}) is incomplete"
             for c in self.cells
-            if c.status == "incomplete"
+            if c.status == "incomplete" and (c.variant in self.correct or c.variant not in killed)
         ]
         return found
 
