@@ -13,8 +13,8 @@ Each stand-in decides per call. From an actor of the active run, every acquire, 
 get is a scheduling point (``scheduler.point(footprint)`` then ``scheduler.record(...)``, as the lab's own
 primitives do), and waiting parks the actor with ``scheduler.block``, so a deadlock is reported at once with the
 holders named (``lock 'Lock#2' held by b``). From any other thread (setup on the main thread, ``observe()`` after
-the run) it behaves like the real primitive: the latch-free semantics, return values and error messages are the
-standard library's own (the classes subclass the real ones, the locks wrap real locks). One deliberate difference,
+the run) it behaves like the real primitive: the blocking, return values and error messages are the standard
+library's own (the classes subclass the real ones, the locks wrap real locks). One deliberate difference,
 shared with :class:`lab.engine.primitives.LabLock`: a non-actor that would wait *forever* for a lock held by an
 actor gets a :class:`~lab.errors.ScheduleError` instead, since that actor is parked or gone and never releases it.
 
@@ -32,13 +32,14 @@ Names are deterministic: objects made during setup are numbered per type in crea
 
 Virtual time: each run has a clock starting at 0. ``time.sleep(s)`` in an actor is a scheduling point that lets the
 others go first: the sleeper may run again once another actor has taken a step, or at once when no other actor can
-run; on waking the clock reads at least the start of the sleep plus ``s``. No real time passes, and sleeps never
-order actors (the explorer may wake a sleeper after any step of the others). A wait with a timeout
+run; on waking the clock reads at least the start of the sleep plus ``s``. No real time passes, and a sleep is no
+way to order actors (the explorer may wake a sleeper after any step of the others). A wait with a timeout
 (``Event.wait(5)``, ``Condition.wait(5)``, ``queue.get(timeout=5)``, ``Lock.acquire(timeout=5)``) returns as soon as
 its condition holds, and times out only when no other actor can make progress, earliest deadline first (sleepers
 included); the clock then moves to that deadline. A timeout of zero or less never waits. Inside actors,
 ``time.monotonic()`` and ``time.time()`` read the run's start (real) plus the virtual clock, so deadlines computed
-with them agree with the sleeps; ``perf_counter`` and the ``_ns`` variants stay real.
+with them agree with the sleeps (differences are deterministic, absolute values are not); ``perf_counter`` and the
+``_ns`` variants stay real.
 
 Limits: code that bound a name before the run (``from threading import Lock`` at import time, a default argument,
 ``field(default_factory=threading.Lock)``) keeps the original, except in the modules named by ``code``, whose
@@ -551,9 +552,7 @@ class Condition(_REAL_CONDITION):
     """The stand-in for ``threading.Condition``: waits and notifies are scheduling points inside actors."""
 
     def __new__(cls, lock: Any = None) -> Any:
-        if cls is Condition and (
-            (lock is not None and not isinstance(lock, _StandInLock)) or _caller_keeps_real(1)
-        ):
+        if cls is Condition and ((lock is not None and not isinstance(lock, _StandInLock)) or _caller_keeps_real(1)):
             return _REAL_CONDITION(lock)  # a lock the lab cannot see, or the machinery's own condition
         return super().__new__(cls)
 
@@ -788,9 +787,7 @@ class Barrier(_REAL_BARRIER):
             return _REAL_BARRIER(parties, action, timeout)
         return super().__new__(cls)
 
-    def __init__(
-        self, parties: int, action: Callable[[], None] | None = None, timeout: float | None = None
-    ) -> None:
+    def __init__(self, parties: int, action: Callable[[], None] | None = None, timeout: float | None = None) -> None:
         super().__init__(parties, action, timeout)
         self.lab_name = _new_name("Barrier")
         self.lab_footprint = writes("barrier", self.lab_name)
