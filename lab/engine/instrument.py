@@ -30,6 +30,7 @@ step that performs it.
 from __future__ import annotations
 
 import ast
+import os
 import symtable
 import sys
 import types
@@ -543,13 +544,17 @@ def instrument_module(name: str) -> InstrumentedModule:
     by_key = {(c.co_qualname, c.co_firstlineno): c for c in _all_codes(code)}
     module.__dict__[RUNTIME_NAME] = ModuleRuntime(filename, name)
     swaps = []
+    here = os.path.realpath(filename)
     for function in _functions_of(module):
         original = function.__code__
-        if original.co_filename != filename:
-            continue
+        if os.path.realpath(original.co_filename) != here:
+            continue  # defined elsewhere (a dataclass's generated method, an imported helper)
         new = by_key.get((original.co_qualname, original.co_firstlineno))
-        if new is not None and new.co_freevars == original.co_freevars:
-            swaps.append((function, original, new))
+        if new is None or new.co_freevars != original.co_freevars:
+            # Never run a module under test half instrumented: its unrecorded accesses would be a silent green.
+            raise InstrumentError(f"cannot instrument {original.co_qualname} in {name} ({filename}): the source on "
+                                  "disk no longer matches the code that was imported; re-run")
+        swaps.append((function, original, new))
     return InstrumentedModule(name, filename, swaps, set(_all_codes(code)))
 
 

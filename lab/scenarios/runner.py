@@ -226,8 +226,7 @@ class _Recorder:
     @contextlib.contextmanager
     def recording(self, scenario: Scenario) -> Iterator[None]:
         """Record accesses while the actors run, with the scenario's state named by path first."""
-        roots = {f"self.{name}": value for name, value in vars(scenario).items() if name not in ("lab", "variant")}
-        self._recording.name_roots(roots)
+        self._recording.name_roots({"self": scenario})  # its lab and variant class are not state: the walk skips them
         start_recording(self._recording)
         try:
             yield
