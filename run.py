@@ -1,7 +1,7 @@
 """Run the lab's scenarios into a new evidence folder; explore their interleavings; replay one.
 
     python run.py --out evidence/my-run [--scenario NAME ...]      run, print a summary, write the evidence
-    python run.py --explore --out DIR [--granularity probe|line|both] [--preemptions K] [--max-schedules N]
+    python run.py --explore --out DIR [--granularity probe|line|instruction|both] [--preemptions K] [--max-schedules N]
                   [--variant V] [--save-scenario NAME]
     python run.py --replay NAME:SCHEDULE [--granularity G] [--variant V]
     python run.py --list                                           list scenarios and their lessons
@@ -76,9 +76,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--explore", action="store_true", help="with --out: also explore every interleaving")
     parser.add_argument(
         "--granularity",
-        choices=("probe", "line", "both"),
+        choices=("probe", "line", "instruction", "both"),
         help="with --explore or --replay: scheduling points are the lab's primitives and probes, "
-        "or every line (default probe)",
+        "every line, or every access to shared state (default probe; both = probe and line)",
     )
     parser.add_argument(
         "--preemptions", type=int, metavar="K", help="with --explore: explore only schedules with at most K preemptions"
@@ -161,7 +161,7 @@ def _check_combinations(args: argparse.Namespace) -> None:
     if args.max_schedules is not None and args.max_schedules < 1:
         raise UsageError("--max-schedules needs a number >= 1")
     if replay and args.granularity == "both":
-        raise UsageError("--replay takes one granularity: probe or line")
+        raise UsageError("--replay takes one granularity: probe, line or instruction")
     if args.save_scenario:
         check_new_name(args.save_scenario)
         if (SCENARIOS / f"{args.save_scenario}.py").exists():

@@ -41,7 +41,7 @@ class RacyStore(CheckedStore):
 class CheckThenAct(Scenario):
     source = "the classic check-then-act race (read the version, commit if unchanged)"
     actors = ("a", "b")
-    variants = {"CheckedStore": CheckedStore, "RacyStore": RacyStore}
+    variants = {"CheckedStore": CheckedStore, "RacyStore": RacyStore}  # noqa: RUF012 (a lesson-style literal)
     outcomes = (
         acceptable("one committed, the other saw a newer version", lost_update=False, commits=1),
         acceptable("one read after the other had committed: both committed, on different versions",

@@ -28,6 +28,7 @@ plain pass-through, so instrumented code behaves exactly like the original.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import enum
 import operator
 import types
@@ -204,7 +205,7 @@ class Recording:
             return _Kind.OPAQUE
         if self._is_lab_object(f):
             return _Kind.TRANSPARENT
-        call = getattr(type(f), "__call__", None)
+        call = type(f).__dict__.get("__call__")
         if getattr(call, "__code__", None) in self._instrumented:
             return _Kind.TRANSPARENT
         if isinstance(f, types.MethodWrapperType | types.WrapperDescriptorType | types.MethodDescriptorType):
@@ -222,7 +223,8 @@ def _opaque_getter(descriptor: property, run: Recording) -> bool:
     if getattr(getter, "__code__", None) in run._instrumented:
         return False
     module = getattr(getter, "__module__", "") or ""
-    return not (module.split(".")[0] in _STATELESS_MODULES or module in ("builtins", "enum") or module.startswith("lab."))
+    stateless = module.split(".")[0] in _STATELESS_MODULES or module in ("builtins", "enum")
+    return not (stateless or module.startswith("lab."))
 
 
 def start_recording(recording: Recording | None) -> None:
@@ -234,8 +236,9 @@ def start_recording(recording: Recording | None) -> None:
 def _children(path: str, obj: object) -> list[tuple[str, object]]:
     """What ``obj`` holds, with the path to each part, read without running any of the program's code."""
     found: list[tuple[str, object]] = []
-    if type(obj) in (dict, defaultdict) or isinstance(obj, dict):
-        for key, value in list(dict.items(obj)):  # type: ignore[arg-type]
+    if isinstance(obj, dict):
+        items: list[tuple[object, object]] = list(dict.items(obj))  # dict's own view: no overridden items() runs
+        for key, value in items:
             found.append((f"{path}[{_key_text(key)}]", value))
         return found
     if isinstance(obj, list | tuple | deque):
@@ -253,10 +256,8 @@ def _children(path: str, obj: object) -> list[tuple[str, object]]:
         for slot in klass.__dict__.get("__slots__", ()) if isinstance(klass.__dict__.get("__slots__"), tuple) else ():
             descriptor = klass.__dict__.get(slot)
             if isinstance(descriptor, types.MemberDescriptorType):
-                try:
+                with contextlib.suppress(AttributeError):
                     found.append((f"{path}.{slot}", descriptor.__get__(obj, type(obj))))
-                except AttributeError:
-                    pass
     return found
 
 
@@ -463,11 +464,11 @@ class ModuleRuntime:
         if kind == _Kind.TRANSPARENT:
             return f(*args, **kwargs)
         where = self._where(line)
-        if f is builtins.getattr or f is builtins.hasattr or f is builtins.setattr or f is builtins.delattr:
-            if len(args) >= 2 and type(args[1]) is str and not _immutable(args[0]):
-                mode = "r" if f is builtins.getattr or f is builtins.hasattr else "w"
-                run.access(args[0], args[1], mode, where)
-                return f(*args, **kwargs)
+        by_name = f is builtins.getattr or f is builtins.hasattr or f is builtins.setattr or f is builtins.delattr
+        if by_name and len(args) >= 2 and type(args[1]) is str and not _immutable(args[0]):
+            mode = "r" if f is builtins.getattr or f is builtins.hasattr else "w"
+            run.access(args[0], args[1], mode, where)
+            return f(*args, **kwargs)
         if kind == _Kind.READS:
             for value in (*args, *kwargs.values()):
                 if not _immutable(value) and not isinstance(value, type | types.ModuleType):
@@ -495,9 +496,9 @@ class ModuleRuntime:
         module = getattr(f, "__module__", None) or getattr(type(f), "__module__", "")
         if module and module.split(".")[0] not in _STATELESS_MODULES and not module.startswith("lab."):
             touched.append((f"obj:module {module}", ANY_KEY, "w"))
-        if not isinstance(f, types.FunctionType | types.MethodType | types.BuiltinFunctionType | type):
-            if not _immutable(f):
-                touched.append(("obj:" + run.label(f), ANY_KEY, "w"))
+        plain = isinstance(f, types.FunctionType | types.MethodType | types.BuiltinFunctionType | type)
+        if not plain and not _immutable(f):
+            touched.append(("obj:" + run.label(f), ANY_KEY, "w"))
         scheduler = run.scheduler
         scheduler.access_all(touched, where, schedule=run.schedules)
         if not touched:

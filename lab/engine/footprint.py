@@ -61,7 +61,7 @@ def conflict(a: Footprint, b: Footprint) -> bool:
         if not others or thing == "probe":
             continue
         for other_key, other_mode in others:
-            if (key == other_key or key == ANY_KEY or other_key == ANY_KEY) and (mode == "w" or other_mode == "w"):
+            if (key in (other_key, ANY_KEY) or other_key == ANY_KEY) and (mode == "w" or other_mode == "w"):
                 return True
     return False
 

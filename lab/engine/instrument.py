@@ -233,7 +233,7 @@ class _Rewriter(ast.NodeTransformer):
         if isinstance(node.target, ast.Name):
             node.value = self._wrap_name_store(node.target, node.value)
         else:
-            node.target = self._target(node.target)
+            node.target = self._target(node.target)  # type: ignore[assignment]
         return node
 
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST | list[ast.stmt]:
@@ -261,10 +261,10 @@ class _Rewriter(ast.NodeTransformer):
             first = ast.Assign([ast.Name(holder, ast.Store())], self.visit(target.value))
             second = ast.Assign([ast.Name(key, ast.Store())], self._key(target.slice))
             current = self._rt("gi", node, ast.Name(holder, ast.Load()), ast.Name(key, ast.Load()), line)
-            stored = ast.Subscript(ast.Name(holder, ast.Load()),
-                                   self._rt("si", node, ast.Name(holder, ast.Load()), ast.Name(key, ast.Load()), line),
-                                   ast.Store())
-            third = ast.Assign([stored], self._rt("iop", node, op, current, value, line))
+            subscript = ast.Subscript(ast.Name(holder, ast.Load()),
+                                      self._rt("si", node, ast.Name(holder, ast.Load()), ast.Name(key, ast.Load()),
+                                               line), ast.Store())
+            third = ast.Assign([subscript], self._rt("iop", node, op, current, value, line))
             return [ast.copy_location(s, node) for s in (first, second, third)]
         return self.generic_visit(node)
 
@@ -388,7 +388,8 @@ class _Rewriter(ast.NodeTransformer):
 
     def _key(self, node: ast.expr) -> ast.expr:
         if isinstance(node, ast.Slice):
-            parts = [self.visit(p) if p is not None else ast.Constant(None) for p in (node.lower, node.upper, node.step)]
+            bounds = (node.lower, node.upper, node.step)
+            parts = [self.visit(p) if p is not None else ast.Constant(None) for p in bounds]
             func = ast.Attribute(ast.Name(RUNTIME_NAME, ast.Load()), "slice", ast.Load())
             return ast.copy_location(ast.Call(func, parts, []), node)
         return self.visit(node)  # type: ignore[no-any-return]
