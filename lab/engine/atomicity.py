@@ -9,7 +9,8 @@ does not exist. This module finds such a step in one run, so the verdict can say
 
 The test, per step S of actor A: two of S's accesses, a1 then a2, each conflict with an access of the same other
 actor B (possibly one and the same access of B), B's step is not ordered before or after S by synchronisation
-(latches, events, barriers, or a lock released by one and then taken by the other), and neither pair holds a lock
+(latches, events, barriers, conditions, semaphores, queues, or a lock released by one and then taken by the
+other), and neither pair holds a lock
 in common. Then B's access could fall between a1 and a2,
 an interleaving equivalent to neither "S first" nor "B first".
 """
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from lab.engine.footprint import conflict, describe_entry, entries_conflict
 from lab.engine.scheduler import Access, RunResult
 
-_SYNC_KINDS = frozenset({"latch", "event", "barrier", "lock"})
+_SYNC_KINDS = frozenset({"latch", "event", "barrier", "lock", "condition", "semaphore", "queue"})
 FINER = {"probe": "line", "line": "instruction"}
 
 
