@@ -1,0 +1,34 @@
+"""Correct twin of argument_dict: each actor closes the file under one lab lock."""
+
+from lab import Scenario, acceptable, forbidden
+
+
+def _close(table: dict[str, str], name: str) -> None:
+    if name in table:
+        del table[name]  # noqa: RUF051 -- the check and the delete are two steps: that is the race
+
+
+class ArgumentDictLocked(Scenario):
+    source = "soundness suite: a dict passed as an argument"
+    actors = ("a", "b")
+    line_modules = (__name__,)
+    outcomes = (
+        acceptable("the file was closed once", a="DONE", b="DONE", open=0),
+        forbidden("a closes what the other already closed: KeyError", a="ERROR"),
+        forbidden("a closes what the other already closed: KeyError", b="ERROR"),
+    )
+
+    def setup(self) -> None:
+        self.files = {"log": "open"}
+        self.guard = self.lab.lock("guard")
+
+    def a(self) -> None:
+        with self.guard:
+            _close(self.files, "log")
+
+    def b(self) -> None:
+        with self.guard:
+            _close(self.files, "log")
+
+    def observe(self) -> dict[str, int]:
+        return {"open": len(self.files)}

@@ -1,0 +1,30 @@
+"""Correct twin of one_sided_lock and two_locks: both actors bump ``count`` under the same lab lock."""
+
+from lab import Scenario, acceptable, forbidden
+
+
+class CounterOneLock(Scenario):
+    source = "soundness suite: one lock both sides take"
+    actors = ("a", "b")
+    line_modules = (__name__,)
+    outcomes = (
+        acceptable("both bumps landed", count=2),
+        forbidden("a bump was lost: both read 0", count=1),
+    )
+
+    def setup(self) -> None:
+        self.count = 0
+        self.guard = self.lab.lock("guard")
+
+    def a(self) -> None:
+        with self.guard:
+            n = self.count
+            self.count = n + 1
+
+    def b(self) -> None:
+        with self.guard:
+            n = self.count
+            self.count = n + 1
+
+    def observe(self) -> dict[str, int]:
+        return {"count": self.count}

@@ -1,0 +1,37 @@
+"""Racy: two actors sell the last unit of a dataclass's stock if one is left; it is sold twice.
+
+``units`` is a field of a dataclass instance held in ``self.stock``.
+"""
+
+from dataclasses import dataclass
+
+from lab import Scenario, acceptable, forbidden
+
+
+@dataclass
+class _Stock:
+    units: int
+
+
+class DataclassStock(Scenario):
+    source = "soundness suite: a dataclass"
+    actors = ("a", "b")
+    line_modules = (__name__,)
+    outcomes = (
+        acceptable("the last unit was sold once", units=0),
+        forbidden("the last unit was sold twice: both checked before either sold", units=-1),
+    )
+
+    def setup(self) -> None:
+        self.stock = _Stock(units=1)
+
+    def a(self) -> None:
+        if self.stock.units > 0:
+            self.stock.units -= 1
+
+    def b(self) -> None:
+        if self.stock.units > 0:
+            self.stock.units -= 1
+
+    def observe(self) -> dict[str, int]:
+        return {"units": self.stock.units}

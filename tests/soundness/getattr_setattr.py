@@ -1,0 +1,36 @@
+"""Racy: one actor bumps ``box.hits`` with ``getattr``/``setattr``, the other with plain attributes; a hit is lost.
+
+The attribute's name is a string argument on one side and a name in the source on the other: one attribute all
+the same.
+"""
+
+from lab import Scenario, acceptable, forbidden
+
+
+class _Box:
+    def __init__(self) -> None:
+        self.hits = 0
+
+
+class GetattrSetattr(Scenario):
+    source = "soundness suite: getattr/setattr"
+    actors = ("a", "b")
+    line_modules = (__name__,)
+    outcomes = (
+        acceptable("both hits counted", hits=2),
+        forbidden("a hit was lost: both read 0", hits=1),
+    )
+
+    def setup(self) -> None:
+        self.box = _Box()
+
+    def a(self) -> None:
+        n = getattr(self.box, "hits")  # noqa: B009 -- the string-named access is the point of this program
+        setattr(self.box, "hits", n + 1)  # noqa: B010
+
+    def b(self) -> None:
+        n = self.box.hits
+        self.box.hits = n + 1
+
+    def observe(self) -> dict[str, int]:
+        return {"hits": self.box.hits}

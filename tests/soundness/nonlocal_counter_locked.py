@@ -1,0 +1,39 @@
+"""Correct twin of nonlocal_counter: each actor calls the closure under one lab lock."""
+
+from lab import Scenario, acceptable, forbidden
+
+
+class NonlocalCounterLocked(Scenario):
+    source = "soundness suite: a closure cell (nonlocal)"
+    actors = ("a", "b")
+    line_modules = (__name__,)
+    outcomes = (
+        acceptable("both increments landed", count=2),
+        forbidden("an increment was lost: both read 0", count=1),
+    )
+
+    def setup(self) -> None:
+        count = 0
+
+        def bump() -> None:
+            nonlocal count
+            n = count
+            count = n + 1
+
+        def read() -> int:
+            return count
+
+        self.bump = bump
+        self.read = read
+        self.guard = self.lab.lock("guard")
+
+    def a(self) -> None:
+        with self.guard:
+            self.bump()
+
+    def b(self) -> None:
+        with self.guard:
+            self.bump()
+
+    def observe(self) -> dict[str, int]:
+        return {"count": self.read()}

@@ -1,0 +1,30 @@
+"""Correct twin of split_critical_section: the check and the append share one critical section."""
+
+from lab import Scenario, acceptable, forbidden
+
+
+class SingleCriticalSection(Scenario):
+    source = "soundness suite: check and act in two critical sections"
+    actors = ("a", "b")
+    line_modules = (__name__,)
+    outcomes = (
+        acceptable("exactly one item was added", size=1),
+        forbidden("both saw an empty list, each in its own critical section, and both added", size=2),
+    )
+
+    def setup(self) -> None:
+        self.items: list[str] = []
+        self.guard = self.lab.lock("guard")
+
+    def a(self) -> None:
+        with self.guard:
+            if not self.items:
+                self.items.append("a")
+
+    def b(self) -> None:
+        with self.guard:
+            if not self.items:
+                self.items.append("b")
+
+    def observe(self) -> dict[str, int]:
+        return {"size": len(self.items)}
