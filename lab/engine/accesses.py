@@ -102,27 +102,53 @@ class Recording:
         self._transparent = transparent_modules
         self._labels: dict[int, str] = {}
         self._things: dict[int, str] = {}
+        self._instance_dicts: set[int] = set()
         self._alive: list[object] = []
         self._counters: dict[str, int] = {}
         self._kinds: dict[object, int] = {}
 
     # -- labels ----------------------------------------------------------------------------------------------------
 
-    def name_roots(self, roots: dict[str, object]) -> None:
-        """Label every object reachable from ``roots`` by its path, breadth first, in a schedule-independent order."""
+    def name_roots(self, roots: dict[str, object], *, modules: tuple[types.ModuleType, ...] = ()) -> None:
+        """Label every object reachable from ``roots`` and from the namespaces of ``modules`` by its path, breadth
+        first, in a schedule-independent order: the scenario's state, module globals, what functions capture in
+        closures and default arguments, what bound methods are bound to, class-level data.
+
+        An object first met during the run is labelled by the access that reached it, or else as made by the actor
+        that met it; naming everything that exists beforehand keeps the second kind to objects really made during
+        the run, which is what lets the atomicity check treat them as private to the step that made them.
+        """
         queue: deque[tuple[str, object, int]] = deque((name, obj, 0) for name, obj in roots.items())
+        walked: set[int] = set()
+        for module in modules:
+            for name, value in list(vars(module).items()):
+                if not name.startswith("__"):
+                    queue.append((f"{module.__name__}.{name}", value, 0))
+        owners = {module.__name__ for module in modules}
         while queue and len(self._alive) < 20_000:
             path, obj, depth = queue.popleft()
-            if type(obj) in _IMMUTABLE and type(obj) is not tuple:
+            if id(obj) in self._labels or id(obj) in walked or self._is_lab_object(obj):
                 continue
-            if id(obj) in self._labels or self._is_lab_object(obj):
+            kind = type(obj)
+            if isinstance(obj, types.ModuleType):
                 continue
-            if isinstance(obj, types.ModuleType | type):
+            if isinstance(obj, type):
+                if obj.__module__ not in owners or issubclass(obj, enum.Enum):
+                    continue  # another module's class, or an enum (its members cannot change)
+                walked.add(id(obj))  # a class of a module under test: its class-level data, not the class itself
+                children = [(f"{path}.{name}", value) for name, value in list(vars(obj).items())
+                            if not name.startswith("__")]
+            elif kind in _CODE_LIKE:
+                walked.add(id(obj))  # functions and bound methods: what they hold, not themselves
+                if kind is types.FunctionType and getattr(obj, "__module__", None) not in owners and depth == 0:
+                    continue  # a function a module under test imported: not its state
+                children = _held_by_code(path, obj)
+            elif kind is not tuple and _immutable(obj):
                 continue
-            self._keep(obj, path)
-            if depth >= 6:
-                continue
-            for child_path, child in _children(path, obj):
+            else:
+                self._keep(obj, path)
+                children = _children(path, obj) if depth < 6 else []
+            for child_path, child in children:
                 queue.append((child_path, child, depth + 1))
 
     def label(self, obj: object, hint: str = "") -> str:
@@ -145,9 +171,21 @@ class Recording:
         return name
 
     def _keep(self, obj: object, name: str) -> None:
+        thing = "obj:" + name
         self._labels[id(obj)] = name
-        self._things[id(obj)] = "obj:" + name
+        self._things[id(obj)] = thing
         self._alive.append(obj)  # the identity stays this object's for the whole run
+        if type(obj).__dictoffset__ and not isinstance(obj, type | types.ModuleType):
+            try:
+                attributes = object.__getattribute__(obj, "__dict__")
+            except AttributeError:
+                return
+            if type(attributes) is dict and id(attributes) not in self._labels:
+                # ``vars(obj)["x"]`` and ``obj.x`` are one piece of state: the dict is labelled as its owner
+                self._labels[id(attributes)] = name
+                self._things[id(attributes)] = thing
+                self._instance_dicts.add(id(attributes))
+                self._alive.append(attributes)
 
     def _is_lab_object(self, obj: object) -> bool:
         return type(obj).__module__.startswith(self._transparent)
@@ -233,6 +271,30 @@ def start_recording(recording: Recording | None) -> None:
     _active = recording
 
 
+_CODE_LIKE = frozenset({types.FunctionType, types.MethodType, types.BuiltinMethodType})
+
+
+def _held_by_code(path: str, obj: object) -> list[tuple[str, object]]:
+    """What a function captures (closure cells, default arguments) or a bound method is bound to."""
+    found: list[tuple[str, object]] = []
+    if isinstance(obj, types.FunctionType):
+        for name, cell in zip(obj.__code__.co_freevars, obj.__closure__ or (), strict=False):
+            with contextlib.suppress(ValueError):  # an empty cell has no contents
+                found.append((f"{path}.<{name}>", cell.cell_contents))
+        for i, value in enumerate(obj.__defaults__ or ()):
+            found.append((f"{path}.<default {i}>", value))
+        for name, value in (obj.__kwdefaults__ or {}).items():
+            found.append((f"{path}.<default {name}>", value))
+    else:
+        owner = getattr(obj, "__self__", None)
+        if owner is not None and not isinstance(owner, types.ModuleType):
+            found.append((f"{path}.__self__", owner))
+        function = getattr(obj, "__func__", None)
+        if function is not None:
+            found.append((f"{path}.__func__", function))
+    return found
+
+
 def _children(path: str, obj: object) -> list[tuple[str, object]]:
     """What ``obj`` holds, with the path to each part, read without running any of the program's code."""
     found: list[tuple[str, object]] = []
@@ -274,8 +336,11 @@ def _key_text(key: object) -> str:
     return ANY_KEY
 
 
-def _key_of(container: object, key: object) -> str:
-    """The part of ``container`` that ``container[key]`` touches: one key of a dict, all of anything else."""
+def _key_of(container: object, key: object, run: Recording) -> str:
+    """The part of ``container`` that ``container[key]`` touches: one key of a dict, all of anything else; for an
+    object's ``__dict__``, the attribute of that name."""
+    if id(container) in run._instance_dicts:
+        return key if type(key) is str else ANY_KEY
     if type(container) is dict or type(container) is defaultdict:
         text = _key_text(key)
         return text if text == ANY_KEY else f"[{text}]"
@@ -363,7 +428,7 @@ class ModuleRuntime:
         """``obj[key]``: reads that key of a dict (a defaultdict may insert it: a write), all of anything else."""
         run = _active
         if run is not None and not _immutable(obj) and run.scheduler.current() is not None:
-            part = _key_of(obj, key)
+            part = _key_of(obj, key, run)
             mode = "w" if type(obj) is defaultdict else "r"
             run.access(obj, part, mode, self._where(line))
             value = obj[key]
@@ -376,7 +441,7 @@ class ModuleRuntime:
         """Before ``obj[key] = ...`` or ``del obj[key]``: writes that key. Returns ``key``."""
         run = self._recording()
         if run is not None and not _immutable(obj):
-            run.access(obj, _key_of(obj, key), "w", self._where(line))
+            run.access(obj, _key_of(obj, key, run), "w", self._where(line))
         return key
 
     # -- whole values -----------------------------------------------------------------------------------------------

@@ -244,7 +244,30 @@ class Explorer:
                 node.clock = clock
             if k >= first_new:
                 self._races_at(nodes, k, last_clock)
+                self._races_into(nodes, k, last_clock.get(node.chosen, {}))
             last_clock[node.chosen] = node.clock
+
+    def _races_into(self, nodes: list[_Node], k: int, known: dict[str, int]) -> None:
+        """Source-set DPOR: every race into executed step ``k``, not only the last conflicting step before it.
+
+        For each other actor, its last step ``j`` before ``k`` that conflicts with ``k`` races with ``k`` when no
+        step in between is ordered after ``j`` and before ``k``; each such race is reversed at ``j``. Looking at the
+        last conflicting step alone misses ``invoice`` reading a price that ``price`` wrote from the rate ``rate``
+        wrote: reversing it needs ``rate`` scheduled before ``invoice``'s read.
+        """
+        node = nodes[k]
+        taken = self._step(node)
+        seen: set[str] = set()
+        for j in range(k - 1, -1, -1):
+            earlier = nodes[j]
+            if earlier.chosen == node.chosen or earlier.chosen in seen:
+                continue
+            if not self._conflict(self._step(earlier), taken):
+                continue
+            seen.add(earlier.chosen)
+            if any(self._happens_before(nodes, j, i) and self._happens_before(nodes, i, k) for i in range(j + 1, k)):
+                continue  # ordered through a step in between: not a race of its own
+            self._reverse_race(nodes, j, k, node.chosen, taken, known)
 
     def _races_at(self, nodes: list[_Node], k: int, last_clock: dict[str, dict[str, int]]) -> None:
         node = nodes[k]
@@ -266,15 +289,14 @@ class Explorer:
                       known: dict[str, int]) -> None:
         """Schedule, at node ``j``, a step that can start the reversed order of the race (source-set DPOR).
 
-        The racing actor itself when it can run there. Otherwise (it was blocked at ``j``) an *initial* of the steps
-        that must come before its racing step: the steps after ``j`` not ordered after step ``j``, and of those one
-        that nothing before it in that sequence happens-before (Abdulla et al., "Source Sets", 2014), preferring
-        one that is awake at ``j``; only when there is none, every actor enabled there.
+        The racing actor itself when it can run there and nothing between ``j`` and its racing step must come first.
+        Otherwise an *initial* of the steps that must come before its racing step: the steps after ``j`` not
+        ordered after step ``j``, and of those one that nothing before it in that sequence happens-before (Abdulla
+        et al., "Source Sets", 2014), preferring one that is awake at ``j``; only when there is none, every actor
+        enabled there. Adding the racing actor when another actor's step must precede it (a chain of two races,
+        ``rate -> price -> invoice``) would lose that order.
         """
         earlier = nodes[j]
-        if actor in earlier.enabled:
-            earlier.backtrack.add(actor)  # asleep there: its step from ``j`` was explored, and commutes with this one
-            return
         later: list[int] = []
         initials: list[str] = []
         for i in range(j + 1, k):
@@ -287,8 +309,9 @@ class Explorer:
         actor_first = not any(
             known.get(nodes[m].chosen, -1) >= m or self._conflict(self._step(nodes[m]), upcoming) for m in later
         )
-        if actor_first and actor not in initials:
-            initials.insert(0, actor)
+        if actor_first and actor in earlier.enabled:
+            earlier.backtrack.add(actor)  # if it sleeps at ``j``, its step from there was explored already
+            return
         candidates = [q for q in initials if q in earlier.enabled]
         if any(q in earlier.backtrack for q in candidates):
             return

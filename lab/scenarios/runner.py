@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 import traceback
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -226,7 +227,9 @@ class _Recorder:
     @contextlib.contextmanager
     def recording(self, scenario: Scenario) -> Iterator[None]:
         """Record accesses while the actors run, with the scenario's state named by path first."""
-        self._recording.name_roots({"self": scenario})  # its lab and variant class are not state: the walk skips them
+        modules = tuple(sys.modules[module.name] for module in self._modules)
+        # the scenario's lab and variant class are not state: the walk skips them
+        self._recording.name_roots({"self": scenario}, modules=modules)
         start_recording(self._recording)
         try:
             yield
