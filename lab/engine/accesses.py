@@ -117,39 +117,23 @@ class Recording:
         An object first met during the run is labelled by the access that reached it, or else as made by the actor
         that met it; naming everything that exists beforehand keeps the second kind to objects really made during
         the run, which is what lets the atomicity check treat them as private to the step that made them.
+
+        The modules' part is walked once per process and reused while every module-level name still holds the same
+        object (module state outlives runs); the scenario's part is walked every run.
         """
-        queue: deque[tuple[str, object, int]] = deque((name, obj, 0) for name, obj in roots.items())
-        walked: set[int] = set()
-        for module in modules:
-            for name, value in list(vars(module).items()):
-                if not name.startswith("__"):
-                    queue.append((f"{module.__name__}.{name}", value, 0))
-        owners = {module.__name__ for module in modules}
-        while queue and len(self._alive) < 20_000:
-            path, obj, depth = queue.popleft()
-            if id(obj) in self._labels or id(obj) in walked or self._is_lab_object(obj):
-                continue
-            kind = type(obj)
-            if isinstance(obj, types.ModuleType):
-                continue
-            if isinstance(obj, type):
-                if obj.__module__ not in owners or issubclass(obj, enum.Enum):
-                    continue  # another module's class, or an enum (its members cannot change)
-                walked.add(id(obj))  # a class of a module under test: its class-level data, not the class itself
-                children = [(f"{path}.{name}", value) for name, value in list(vars(obj).items())
-                            if not name.startswith("__")]
-            elif kind in _CODE_LIKE:
-                walked.add(id(obj))  # functions and bound methods: what they hold, not themselves
-                if kind is types.FunctionType and getattr(obj, "__module__", None) not in owners and depth == 0:
-                    continue  # a function a module under test imported: not its state
-                children = _held_by_code(path, obj)
-            elif kind is not tuple and _immutable(obj):
-                continue
-            else:
+        owners = frozenset(module.__name__ for module in modules)
+        bindings = tuple((module.__name__, name, value) for module in modules
+                         for name, value in list(vars(module).items()) if not name.startswith("__"))
+        cached = _module_walks.get(owners)
+        if cached is None or len(cached[0]) != len(bindings) or any(
+                a is not b for (_m, _n, a), (_o, _p, b) in zip(cached[0], bindings, strict=True)):
+            found = _Walk(owners).run([(f"{module}.{name}", value) for module, name, value in bindings])
+            cached = _module_walks[owners] = (bindings, found)
+        for obj, path in cached[1]:
+            if id(obj) not in self._labels:
                 self._keep(obj, path)
-                children = _children(path, obj) if depth < 6 else []
-            for child_path, child in children:
-                queue.append((child_path, child, depth + 1))
+        for obj, path in _Walk(owners, known=self._labels).run(list(roots.items())):
+            self._keep(obj, path)
 
     def label(self, obj: object, hint: str = "") -> str:
         """The label of ``obj``'s identity in this run, giving it ``hint`` (or a fresh name) the first time."""
@@ -253,6 +237,53 @@ class Recording:
 
 
 _active: Recording | None = None
+_module_walks: dict[frozenset[str], tuple[tuple[tuple[str, str, object], ...], list[tuple[object, str]]]] = {}
+
+
+class _Walk:
+    """A breadth-first walk from named roots through what objects hold, without running any of the program's code."""
+
+    def __init__(self, owners: frozenset[str], known: dict[int, str] | None = None) -> None:
+        self._owners = owners
+        self._known = known if known is not None else {}
+
+    def run(self, roots: list[tuple[str, object]]) -> list[tuple[object, str]]:
+        """The objects found, each with the path that reached it first."""
+        found: list[tuple[object, str]] = []
+        seen: set[int] = set()
+        queue: deque[tuple[str, object, int]] = deque((path, obj, 0) for path, obj in roots)
+        while queue and len(found) < 20_000:
+            path, obj, depth = queue.popleft()
+            if id(obj) in seen or id(obj) in self._known:
+                continue
+            seen.add(id(obj))
+            kind = type(obj)
+            if kind.__module__.startswith(_LAB_MODULES) or isinstance(obj, types.ModuleType):
+                continue
+            children: list[tuple[str, object]]
+            if isinstance(obj, staticmethod | classmethod):
+                children = [(path, obj.__func__)]
+            elif isinstance(obj, property | types.MemberDescriptorType | types.GetSetDescriptorType):
+                continue  # the descriptor itself holds no state of the program
+            elif isinstance(obj, type):
+                if obj.__module__ not in self._owners or issubclass(obj, enum.Enum):
+                    continue  # another module's class, or an enum (its members cannot change)
+                children = [(f"{path}.{name}", value) for name, value in list(vars(obj).items())
+                            if not name.startswith("__")]  # class-level data of a module under test
+            elif kind in _CODE_LIKE:
+                if kind is types.FunctionType and getattr(obj, "__module__", None) not in self._owners and depth == 0:
+                    continue  # a function a module under test imported: not its state
+                children = _held_by_code(path, obj)  # what a function or bound method holds, not itself
+            elif kind is not tuple and _immutable(obj):
+                continue
+            else:
+                found.append((obj, path))
+                children = _children(path, obj) if depth < 6 else []
+            queue.extend((child_path, child, depth + 1) for child_path, child in children)
+        return found
+
+
+_LAB_MODULES = ("lab.engine", "lab.scenarios.base")
 
 
 def _opaque_getter(descriptor: property, run: Recording) -> bool:
@@ -385,7 +416,7 @@ class ModuleRuntime:
 
     def _recording(self) -> Recording | None:
         run = _active
-        if run is None or run.scheduler.current() is None:
+        if run is None or not run.scheduler.is_actor():
             return None
         return run
 
@@ -394,7 +425,7 @@ class ModuleRuntime:
     def ga(self, obj: Any, name: str, line: int) -> Any:
         """``obj.name``: reads the attribute of this object (and of the class that defines it, if one does)."""
         run = _active
-        if run is not None and not _immutable(obj) and run.scheduler.current() is not None:
+        if run is not None and not _immutable(obj) and run.scheduler.is_actor():
             where = self._where(line)
             owner = _attribute_owner(obj, name)
             if owner is not None and owner is not obj:
@@ -427,7 +458,7 @@ class ModuleRuntime:
     def gi(self, obj: Any, key: Any, line: int) -> Any:
         """``obj[key]``: reads that key of a dict (a defaultdict may insert it: a write), all of anything else."""
         run = _active
-        if run is not None and not _immutable(obj) and run.scheduler.current() is not None:
+        if run is not None and not _immutable(obj) and run.scheduler.is_actor():
             part = _key_of(obj, key, run)
             mode = "w" if type(obj) is defaultdict else "r"
             run.access(obj, part, mode, self._where(line))
@@ -523,7 +554,7 @@ class ModuleRuntime:
     def call(self, line: int, f: Any, /, *args: Any, **kwargs: Any) -> Any:
         """``f(*args, **kwargs)``, recording what a call the lab cannot see into may touch."""
         run = _active
-        if run is None or run.scheduler.current() is None:
+        if run is None or not run.scheduler.is_actor():
             return f(*args, **kwargs)
         kind = run.classify(f)
         if kind == _Kind.TRANSPARENT:

@@ -228,7 +228,7 @@ class Scheduler:
         self._trace: list[TraceEvent] = []
         self._decisions: list[Decision] = []
         self._executed: list[set[tuple[str, str, str]]] = []
-        self._accesses: list[Access] = []
+        self._accesses: list[tuple[int, str, Entry, tuple[str, int], frozenset[str]]] = []
         self._finished = threading.Event()
         self._aborted = False
         self._started = False
@@ -274,6 +274,10 @@ class Scheduler:
         actor: _Actor | None = getattr(self._local, "actor", None)
         return actor.name if actor is not None else None
 
+    def is_actor(self) -> bool:
+        """True when called from one of this run's actors (cheaper than :meth:`current` on the recording path)."""
+        return getattr(self._local, "actor", None) is not None
+
     @property
     def aborted(self) -> bool:
         """True once the run is being stopped; primitives then change state without scheduling."""
@@ -306,7 +310,7 @@ class Scheduler:
             actor.pending = actor.op = frozenset((entry,))
             self._switch(actor)
         self._executed[-1].add(entry)
-        self._accesses.append(Access(len(self._executed) - 1, actor.name, entry, where, actor.lockset))
+        self._accesses.append((len(self._executed) - 1, actor.name, entry, where, actor.lockset))
 
     def access_all(self, entries: list[Entry], where: tuple[str, int], *, schedule: bool = False) -> None:
         """Record several accesses made by one operation (a call the lab cannot see into), one point at most."""
@@ -318,7 +322,7 @@ class Scheduler:
             self._switch(actor)
         step = len(self._executed) - 1
         self._executed[step].update(entries)
-        self._accesses.extend(Access(step, actor.name, entry, where, actor.lockset) for entry in entries)
+        self._accesses.extend((step, actor.name, entry, where, actor.lockset) for entry in entries)
 
     def enter_opaque(self, footprint: Footprint) -> None:
         """The calling actor enters code the lab cannot see, which may touch ``footprint`` in any step until it
@@ -414,7 +418,7 @@ class Scheduler:
             blocked=self._blocked_report,
             decisions=tuple(self._decisions),
             step_footprints=tuple(frozenset(step) for step in self._executed),
-            accesses=tuple(self._accesses),
+            accesses=tuple(map(Access._make, self._accesses)),
             hang_stack=hang_stack,
             leaked=leaked,
             problem=self._problem,
