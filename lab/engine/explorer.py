@@ -218,36 +218,54 @@ class Explorer:
             return node.executed
         return node.pending.get(node.chosen, frozenset())
 
-    def _next_step(self, nodes: list[_Node], k: int, actor: str) -> Footprint:
-        """What ``actor`` does next from node ``k``: its executed step later in this run, else its announcement."""
-        for later in nodes[k:]:
-            if later.chosen == actor:
-                return self._step(later)
-        return nodes[k].pending.get(actor, frozenset())
-
     def _add_races(self, nodes: list[_Node], first_new: int) -> None:
-        """DPOR: for each new step, find the last conflicting step of another actor not ordered before it."""
+        """DPOR: reverse every race into each new step, then races with the steps blocked actors never took."""
         last_clock: dict[str, dict[str, int]] = {}
+        touching: list[int] = []  # the steps with a non-empty footprint, in order: the only ones that can conflict
+        end = 0
         for k, node in enumerate(nodes):
             if not node.chosen:
                 break
+            end = k + 1
             taken = self._step(node)
             if node.clock is None:
                 clock = dict(last_clock.get(node.chosen, {}))
-                for j in range(k):
-                    earlier = nodes[j]
-                    if earlier.clock is not None and self._conflict(self._step(earlier), taken):
-                        for actor, tick in earlier.clock.items():
-                            if clock.get(actor, -1) < tick:
-                                clock[actor] = tick
+                if taken:
+                    for j in touching:
+                        earlier = nodes[j]
+                        if earlier.clock is not None and self._conflict(self._step(earlier), taken):
+                            for actor, tick in earlier.clock.items():
+                                if clock.get(actor, -1) < tick:
+                                    clock[actor] = tick
                 clock[node.chosen] = k
                 node.clock = clock
-            if k >= first_new:
-                self._races_at(nodes, k, last_clock)
-                self._races_into(nodes, k, last_clock.get(node.chosen, {}))
+            if k >= first_new and taken:
+                self._races_into(nodes, k, last_clock.get(node.chosen, {}), touching)
             last_clock[node.chosen] = node.clock
+            if taken:
+                touching.append(k)
+        if end and end >= first_new:
+            self._races_of_untaken(nodes, end, last_clock, touching)
 
-    def _races_into(self, nodes: list[_Node], k: int, known: dict[str, int]) -> None:
+    def _races_of_untaken(self, nodes: list[_Node], end: int, last_clock: dict[str, dict[str, int]],
+                          touching: list[int]) -> None:
+        """An actor that never ran again (blocked at the end, a deadlock) still has a next step: what it announced.
+        Race it against the steps taken, as if it came last."""
+        last = nodes[end - 1]
+        for actor, upcoming in last.pending.items():
+            if actor == last.chosen or not upcoming:
+                continue
+            known = last_clock.get(actor, {})
+            for j in reversed(touching):
+                earlier = nodes[j]
+                if earlier.chosen == actor or not self._conflict(self._step(earlier), upcoming):
+                    continue
+                if known.get(earlier.chosen, -1) >= j:
+                    break  # already ordered before this actor's next step: no race
+                self._reverse_race(nodes, j, end, actor, upcoming, known)
+                break
+
+    def _races_into(self, nodes: list[_Node], k: int, known: dict[str, int], touching: list[int]) -> None:
         """Source-set DPOR: every race into executed step ``k``, not only the last conflicting step before it.
 
         For each other actor, its last step ``j`` before ``k`` that conflicts with ``k`` races with ``k`` when no
@@ -258,32 +276,18 @@ class Explorer:
         node = nodes[k]
         taken = self._step(node)
         seen: set[str] = set()
-        for j in range(k - 1, -1, -1):
+        for position in range(len(touching) - 1, -1, -1):
+            j = touching[position]
             earlier = nodes[j]
             if earlier.chosen == node.chosen or earlier.chosen in seen:
                 continue
             if not self._conflict(self._step(earlier), taken):
                 continue
             seen.add(earlier.chosen)
-            if any(self._happens_before(nodes, j, i) and self._happens_before(nodes, i, k) for i in range(j + 1, k)):
+            between = touching[position + 1:]  # a step with an empty footprint orders nothing
+            if any(self._happens_before(nodes, j, i) and self._happens_before(nodes, i, k) for i in between):
                 continue  # ordered through a step in between: not a race of its own
             self._reverse_race(nodes, j, k, node.chosen, taken, known)
-
-    def _races_at(self, nodes: list[_Node], k: int, last_clock: dict[str, dict[str, int]]) -> None:
-        node = nodes[k]
-        for actor in node.pending:
-            upcoming = self._next_step(nodes, k, actor)
-            known = last_clock.get(actor, {})
-            for j in range(k - 1, -1, -1):
-                earlier = nodes[j]
-                if earlier.chosen == actor:
-                    continue
-                if not self._conflict(self._step(earlier), upcoming):
-                    continue
-                if known.get(earlier.chosen, -1) >= j:
-                    break  # already ordered before this actor's next step: no race
-                self._reverse_race(nodes, j, k, actor, upcoming, known)
-                break
 
     def _reverse_race(self, nodes: list[_Node], j: int, k: int, actor: str, upcoming: Footprint,
                       known: dict[str, int]) -> None:
