@@ -264,7 +264,8 @@ class TestCoveredTracks:
             f"its outcomes add up to {real} schedules, but it says {real + 1}",
             f"re-exploration gave schedules {real}; recorded {real + 1}",
         ]
-        assert _reasons(report, "run.json") == [f"exploration {RACE}: schedules is {real}, but the file says {real + 1}"]
+        assert _reasons(report, "run.json") == [
+            f"exploration {RACE}: schedules is {real}, but the file says {real + 1}"]
         assert report.rerun.status == "DIFFERED"
 
     def test_an_edited_kill_matrix_cell(self, ev: Path) -> None:
