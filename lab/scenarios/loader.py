@@ -149,4 +149,23 @@ def _check_class(cls: type[Scenario]) -> str:
         return f"expect_run is {cls.expect_run!r}; use 'FINISHED' or 'DEADLOCK'"
     if not cls.source:
         return f"{cls.__name__} has no source: say which article section it comes from"
+    for module in cls.line_modules:
+        problem = _unimportable(module)
+        if problem:
+            return f"line_modules names {module!r}, {problem}"
+    return ""
+
+
+def _unimportable(module: object) -> str:
+    """Why ``module`` cannot be put under test, or "" (a misspelt name must not quietly test nothing)."""
+    if not isinstance(module, str) or not module:
+        return "which is not a module name"
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError) as error:
+        return f"which cannot be imported ({type(error).__name__}: {error})"
+    if spec is None:
+        return "which no module on the path is called"
+    if not (spec.origin or "").endswith(".py"):
+        return "which has no Python source file to instrument"
     return ""

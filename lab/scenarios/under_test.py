@@ -91,9 +91,13 @@ def _has_source(module: types.ModuleType) -> bool:
     return bool(filename) and str(filename).endswith(".py")
 
 
+def _folders(filename: str) -> set[Path]:
+    return {Path(os.path.abspath(filename)).parent, Path(os.path.realpath(filename)).parent}
+
+
 def _neighbours(module: types.ModuleType, depth: int) -> Iterator[str]:
     """Modules imported by ``module`` (directly or through a name it imported) whose file sits in its folder."""
-    folder = Path(os.path.realpath(str(module.__file__))).parent
+    folders = _folders(str(module.__file__))
     seen = {module.__name__}
     frontier = [module]
     for _ in range(depth):
@@ -104,7 +108,7 @@ def _neighbours(module: types.ModuleType, depth: int) -> Iterator[str]:
                     getattr(value, "__module__", "") or "")
                 if found is None or found.__name__ in seen or not _has_source(found):
                     continue
-                if Path(os.path.realpath(str(found.__file__))).parent == folder:
+                if _folders(str(found.__file__)) & folders:  # as imported, or after resolving symlinks
                     seen.add(found.__name__)
                     following.append(found)
                     yield found.__name__
