@@ -1,0 +1,235 @@
+"""What the rewritten modules record: each access path, by object identity, in the step that performs it.
+
+The programs here are written to a temporary module, imported, rewritten by :mod:`lab.engine.instrument` and run
+as one actor of a scheduler with recording on; the test reads back the recorded entries.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from types import ModuleType
+
+import pytest
+
+from lab.engine.accesses import Recording, start_recording
+from lab.engine.footprint import EVERYTHING, conflict, describe_entry, entries_conflict, writes
+from lab.engine.instrument import InstrumentedModule, instrument_module
+from lab.engine.scheduler import Access, Scheduler
+
+_SOURCE = '''
+import json
+
+COUNT = 0
+SEEN = []
+
+
+class Box:
+    total = 0
+
+    def __init__(self):
+        self.value = 0
+        self.items = []
+
+    @property
+    def doubled(self):
+        return self.value * 2
+
+
+def bump_global():
+    global COUNT
+    COUNT = COUNT + 1
+
+
+def append_seen(x):
+    SEEN.append(x)
+
+
+def set_attr(box):
+    box.value = 5
+
+
+def read_then_write(box):
+    seen = box.value
+    box.value = seen + 1
+
+
+def subscript(d):
+    d["k"] = d.get("k", 0) + 1
+
+
+def via_vars(box):
+    vars(box)["value"] += 1
+
+
+def class_attribute(box):
+    Box.total += 1
+    return box.total
+
+
+def by_name(box):
+    setattr(box, "value", getattr(box, "value") + 1)
+
+
+def counter():
+    n = 0
+
+    def inc():
+        nonlocal n
+        n += 1
+        return n
+
+    return inc
+
+
+def opaque(box):
+    return json.dumps(box.items)
+
+
+def same_result(box):
+    box.items.append(1)
+    box.items += [2]
+    return [i * 2 for i in box.items if i], box.doubled, {k: v for k, v in {"a": 1}.items()}, box.items[0:1]
+'''
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ModuleType, InstrumentedModule]]:
+    folder = tmp_path_factory.mktemp("program")
+    (folder / "accesses_program.py").write_text(textwrap.dedent(_SOURCE), encoding="utf-8")
+    sys.path.insert(0, str(folder))
+    try:
+        module = importlib.import_module("accesses_program")
+        yield module, instrument_module("accesses_program")
+    finally:
+        sys.path.remove(str(folder))
+        sys.modules.pop("accesses_program", None)
+
+
+def _record(program: tuple[ModuleType, InstrumentedModule], body: Callable[[], object]) -> list[Access]:
+    module, instrumented = program
+    scheduler = Scheduler(watchdog_seconds=5)
+    scheduler.add_actor("a", body)
+    recording = Recording(scheduler, every_access_schedules=False, instrumented=set(instrumented.codes))
+    recording.name_roots({}, modules=(module,))
+    instrumented.install()
+    start_recording(recording)
+    try:
+        run = scheduler.run()
+    finally:
+        start_recording(None)
+        instrumented.uninstall()
+    assert not run.errors, run.errors
+    return list(run.accesses)
+
+
+def _entries(accesses: list[Access]) -> set[tuple[str, str, str]]:
+    return {access.entry for access in accesses}
+
+
+@pytest.mark.timeout(30)
+class TestWhatIsRecorded:
+    def test_a_module_global(self, program: tuple[ModuleType, InstrumentedModule]) -> None:
+        module, _ = program
+        found = _entries(_record(program, module.bump_global))
+        assert {("obj:module accesses_program", "COUNT", "r"), ("obj:module accesses_program", "COUNT", "w")} <= found
+
+    def test_a_global_list_is_named_by_its_path(self, program: tuple[ModuleType, InstrumentedModule]) -> None:
+        module, _ = program
+        found = _entries(_record(program, lambda: module.append_seen(1)))
+        assert ("obj:accesses_program.SEEN", "*", "w") in found
+
+    def test_a_read_and_a_write_in_order_with_their_lines(self, program: tuple[ModuleType, InstrumentedModule]) -> None:
+        module, _ = program
+        box = module.Box()
+        accesses = [a for a in _record(program, lambda: module.read_then_write(box)) if a.entry[1] == "value"]
+        assert [a.entry[2] for a in accesses] == ["r", "w"]
+        assert accesses[0].where[1] + 1 == accesses[1].where[1]  # two lines, each charged where it happened
+        assert accesses[0].where[0].endswith("accesses_program.py")
+
+    def test_one_key_of_a_dict(self, program: tuple[ModuleType, InstrumentedModule]) -> None:
+        module, _ = program
+        shared: dict[str, int] = {}
+        found = _entries(_record(program, lambda: module.subscript(shared)))
+        things = {thing for thing, key, mode in found if key == "['k']" and mode == "w"}
+        assert len(things) == 1
+
+    def test_vars_is_the_same_state_as_the_attribute(self, program: tuple[ModuleType, InstrumentedModule]) -> None:
+        module, _ = program
+        box = module.Box()
+
+        def both() -> None:
+            module.set_attr(box)
+            module.via_vars(box)
+
+        accesses = _record(program, both)
+        writes_of_value = {a.entry[0] for a in accesses if a.entry[1] == "value" and a.entry[2] == "w"}
+        assert len(writes_of_value) == 1, writes_of_value  # one object, whichever spelling
+        assert box.value == 6
+
+    def test_a_class_attribute_read_through_an_instance(self, program: tuple[ModuleType, InstrumentedModule]) -> None:
+        module, _ = program
+        box = module.Box()
+        found = _entries(_record(program, lambda: module.class_attribute(box)))
+        assert ("obj:class accesses_program.Box", "total", "w") in found
+        assert ("obj:class accesses_program.Box", "total", "r") in found
+
+    def test_getattr_and_setattr_by_name(self, program: tuple[ModuleType, InstrumentedModule]) -> None:
+        module, _ = program
+        box = module.Box()
+        found = _entries(_record(program, lambda: module.by_name(box)))
+        assert {mode for _thing, key, mode in found if key == "value"} == {"r", "w"}
+
+    def test_a_closure_variable(self, program: tuple[ModuleType, InstrumentedModule]) -> None:
+        module, instrumented = program
+        instrumented.install()
+        try:
+            inc = module.counter()
+        finally:
+            instrumented.uninstall()
+        found = _entries(_record(program, inc))
+        assert {mode for thing, _key, mode in found if thing.startswith("obj:cell ") and "counter" in thing} == {
+            "r", "w"}
+
+    def test_code_the_lab_cannot_see_writes_what_it_is_given(self, program: tuple[ModuleType, InstrumentedModule]
+                                                               ) -> None:
+        module, _ = program
+        box = module.Box()
+        found = _entries(_record(program, lambda: module.opaque(box)))
+        assert any(key == "*" and mode == "w" and "items" in thing for thing, key, mode in found), found
+
+
+@pytest.mark.timeout(30)
+def test_the_rewritten_code_computes_what_the_original_does(program: tuple[ModuleType, InstrumentedModule]) -> None:
+    module, instrumented = program
+    expected = module.same_result(module.Box())
+    results: list[object] = []
+    _record(program, lambda: results.append(module.same_result(module.Box())))
+    instrumented.install()
+    try:
+        unrecorded = module.same_result(module.Box())  # rewritten, outside any recording: a plain pass-through
+    finally:
+        instrumented.uninstall()
+    assert results == [expected] and unrecorded == expected
+
+
+class TestConflict:
+    def test_keys_overlap_when_equal_or_either_is_all(self) -> None:
+        assert entries_conflict(("obj:a", "x", "w"), ("obj:a", "x", "r"))
+        assert entries_conflict(("obj:a", "*", "w"), ("obj:a", "x", "r"))
+        assert not entries_conflict(("obj:a", "x", "w"), ("obj:a", "y", "w"))
+        assert not entries_conflict(("obj:a", "x", "r"), ("obj:a", "x", "r"))
+        assert not entries_conflict(("obj:a", "x", "w"), ("obj:b", "x", "w"))
+
+    def test_everything_conflicts_with_anything_but_nothing(self) -> None:
+        assert conflict(EVERYTHING, frozenset({("obj:a", "x", "r")}))
+        assert not conflict(EVERYTHING, frozenset())
+        assert conflict(writes("lock", "l"), writes("lock", "l"))
+        assert not conflict(writes("probe", "s1"), writes("probe", "s1"))  # announcements only
+
+    def test_entries_read_as_people_say_them(self) -> None:
+        assert describe_entry(("obj:self.session", "_version", "w")) == "write self.session._version"
+        assert describe_entry(("obj:self.tickets", "['slow']", "r")) == "read self.tickets['slow']"
+        assert describe_entry(("obj:self.items", "*", "w")) == "write self.items (all of it)"
