@@ -82,7 +82,13 @@ def exploration_table(explorations: Sequence[ScenarioExploration]) -> Table:
 
 def naive_text(bound: int) -> str:
     """A naive-enumeration bound, in scientific notation once it stops being readable."""
-    return str(bound) if bound < 10**7 else f"{float(bound):.1e}"
+    if bound < 10**7:
+        return str(bound)
+    digits = str(bound)  # integer arithmetic: a bound past 1e308 does not fit a float
+    rounded = (int(digits[:3]) + 5) // 10  # the two leading digits, rounded half up
+    if rounded == 100:
+        return f"1.0e+{len(digits):02d}"
+    return f"{rounded // 10}.{rounded % 10}e+{len(digits) - 1:02d}"
 
 
 def outcome_rows_table(found: ScenarioExploration) -> Table:

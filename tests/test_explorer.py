@@ -169,3 +169,12 @@ class TestScenarioExploration:
         assert result.mutant
         with pytest.raises(UsageError, match="already exists"):
             save_counterexample(tmp_path, "double_commit", found, replayed, race.cls.actors)
+
+
+def test_a_naive_bound_past_the_float_range_still_prints() -> None:
+    """Line granularity on a long scenario has a multinomial beyond 1e308: it printed a traceback once."""
+    from lab.render import naive_text
+
+    assert naive_text(705_432) == "705432"
+    assert naive_text(705_432 * 10**20) == "7.1e+25"
+    assert naive_text(15 * 10**399) == "1.5e+400"
