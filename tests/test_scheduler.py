@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
 from lab.engine.primitives import Barrier, Event, LabLock, Latch, Probes
-from lab.engine.scheduler import DecisionPoint, RunStatus, Scheduler
+from lab.engine.scheduler import _POOL, DecisionPoint, RunStatus, Scheduler
 from lab.errors import ReplayDivergedError
 
 
@@ -161,11 +162,11 @@ class TestDiagnosis:
         s.add_actor("never_runs", lambda: None)
         result = s.run()
         assert result.leaked == ("stuck",)  # blocked in C code: it cannot be stopped, so it is named
-        gate.set()
-        stuck_threads = [t for t in threading.enumerate() if t.name == "lab-actor-stuck"]
-        for thread in stuck_threads:
-            thread.join(5)
-        assert not any(t.is_alive() for t in stuck_threads)
+        gate.set()  # once released, the stuck body ends and its pooled thread goes back to waiting for work
+        deadline = time.monotonic() + 5
+        while any(t.name == "lab-actor-stuck" for t in threading.enumerate()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not any(t.name == "lab-actor-stuck" for t in threading.enumerate())
         assert result.status is RunStatus.HUNG
         assert "stuck" in result.problem
         assert "stuck_on_raw_event" in result.hang_stack
@@ -187,8 +188,27 @@ class TestDiagnosis:
         s.add_actor("b", lambda: lock.acquire())
         result = s.run()
         assert result.status is RunStatus.DEADLOCK and result.leaked == ()
-        assert {t.name for t in threading.enumerate()} - before == set()
+        assert {t.name for t in threading.enumerate()} - before <= {"lab-actor"}  # only idle pooled threads
         assert not lock.locked()
+
+    def test_pooled_threads_are_reused_and_all_end_at_shutdown(self) -> None:
+        """Actor threads are kept across runs (no thread start per schedule) and end when the pool shuts down."""
+        def one_run() -> set[int]:
+            idents: set[int] = set()
+            s = Scheduler()
+            s.add_actor("a", lambda: idents.add(threading.get_ident()))
+            s.add_actor("b", lambda: idents.add(threading.get_ident()))
+            assert s.run().status is RunStatus.FINISHED
+            return idents
+
+        one_run()
+        deadline = time.monotonic() + 5
+        while len(_POOL._idle) < 2 and time.monotonic() < deadline:  # a worker puts itself back after its task
+            time.sleep(0.01)
+        idle = {worker.thread.ident for worker in _POOL._idle}
+        assert one_run() <= idle  # the second run started no thread
+        _POOL.shutdown()
+        assert not [t for t in threading.enumerate() if t.name.startswith("lab-actor") and t.is_alive()]
 
 
 @pytest.mark.timeout(10)
