@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from lab.engine.trace import TraceEvent
+from lab.scenarios.explaining import replay_command
 from lab.scenarios.exploring import ScenarioExploration
 from lab.scenarios.kill_matrix import KillMatrix
 from lab.scenarios.loader import BrokenScenario, LoadedScenario
@@ -115,8 +116,24 @@ def print_counterexample(console: Console, found: ScenarioExploration) -> None:
     console.print(f"  reached: {', '.join(f'{k}={v}' for k, v in example.observed.items())}", markup=False,
                   highlight=False)
     console.print(f"  replay:  {found.replay_command}", markup=False, highlight=False)
+    print_explanation(console, found)
     if found.problem:
         console.print(f"  [yellow]{found.problem}[/]", highlight=False)
+
+
+def print_explanation(console: Console, found: ScenarioExploration) -> None:
+    """Why the counterexample fails, wrapped at 80 columns between words (never inside a name or a path), and the
+    command that replays the allowed run the swap gives (one long line: a schedule is not cut either)."""
+    example = found.counterexample
+    if example is None or example.explanation is None:
+        return
+    explanation = example.explanation
+    console.print("  why:", markup=False, highlight=False)
+    for line in explanation.lines(width=80, indent="    "):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if explanation.swapped is not None:
+        command = replay_command(found.name, explanation.swapped.schedule, found.granularity, found.variant)
+        console.print(f"  allowed: {command}", markup=False, highlight=False, soft_wrap=True)
 
 
 def kill_matrix_table(matrix: KillMatrix) -> Table:

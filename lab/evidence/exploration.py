@@ -75,7 +75,8 @@ def exploration_record(found: ScenarioExploration, *, default_variant: bool) -> 
         "outcomes": _outcomes(found.outcomes),
         "counterexample": None if example is None else {
             "schedule": example.schedule, "observed": dict(example.observed), "why": example.why,
-            "replayed": example.replayed, "preemptions": example.preemptions},
+            "replayed": example.replayed, "preemptions": example.preemptions,
+            "explanation": None if example.explanation is None else example.explanation.to_json()},
         "replay_command": found.replay_command,
         "preemption_bound": found.preemption_bound,
         "max_schedules": found.max_schedules,

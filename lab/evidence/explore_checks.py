@@ -23,9 +23,18 @@ from lab.evidence.exploration import (
 from lab.evidence.findings import Problem
 from lab.evidence.loading import load_record
 from lab.evidence.safefs import FolderReader, printable
-from lab.evidence.schema import EXPLORATION_FIELDS, KILL_MATRIX_FIELDS, SUMMARY_FIELDS, VERDICT_WORDS, field_problems
+from lab.evidence.schema import (
+    EXPLANATION_FIELDS,
+    EXPLORATION_FIELDS,
+    KILL_MATRIX_FIELDS,
+    SUMMARY_FIELDS,
+    VERDICT_WORDS,
+    field_problems,
+)
+from lab.scenarios.explaining import Explanation
 
 _STATUS = {"FAIL": "killed", "PASS": "survived", "INCOMPLETE": "incomplete"}
+_ALLOWED = ("ACCEPTABLE", "INTERESTING")
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +162,42 @@ def _check_verdict(record: Mapping[str, Any], say: Callable[[str], None]) -> Non
         say("replay_command does not replay its counterexample")
     if example is None and record["replay_command"]:
         say("has a replay_command but no counterexample")
+    if example is not None and example.get("explanation") is not None:
+        _check_explanation(record, example, say)
+
+
+def _check_explanation(record: Mapping[str, Any], example: Mapping[str, Any], say: Callable[[str], None]) -> None:
+    """A counterexample's explanation must say in words what its fields say, be of a run that replayed, name two
+    steps of different actors in the order they ran, and reach an outcome an allowed row of the record's table
+    matches. Whether the swap really reaches it is for re-exploration, which runs it again."""
+    data = example["explanation"]
+    reasons = field_problems(data, EXPLANATION_FIELDS) if isinstance(data, dict) else ["is not an object"]
+    try:
+        explanation = None if reasons else Explanation.from_json(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        reasons.append(f"cannot be read: {printable(str(error))[:60]}")
+    if reasons or explanation is None:
+        say(f"its counterexample's explanation {reasons[0]}")
+        return
+    if data["text"] != list(explanation.sentences()):
+        say("its counterexample's explanation text does not say what its fields say")
+    if not example["replayed"]:
+        say("its counterexample did not replay, but has an explanation")
+    if (explanation.swap is None) != (explanation.swapped is None) or explanation.tried > explanation.swaps:
+        say("its counterexample's explanation has a swap without its swapped run (or the other way round), or tried "
+            "more swaps than there are")
+    for race in ([explanation.swap] if explanation.swap is not None else list(explanation.racing)):
+        if race.first.actor == race.second.actor or race.first.step >= race.second.step:
+            say(f"its counterexample's explanation races {printable(race.first.actor)}'s step {race.first.step} "
+                f"with {printable(race.second.actor)}'s step {race.second.step}: two actors, in the order they ran")
+    swapped = explanation.swapped
+    if swapped is not None and not any(
+        row["grade"] == swapped.grade and row["reason"] == swapped.reason and isinstance(row["expect"], dict)
+        and all(key in swapped.observed and swapped.observed[key] == value for key, value in row["expect"].items())
+        for row in record["rows"] if row["grade"] in _ALLOWED
+    ):
+        say(f"its counterexample's explanation says the swapped run is {printable(swapped.grade)} "
+            f"({_short(swapped.reason)}), but no allowed row of its table matches what that run reached")
 
 
 def _check_kill_matrix(

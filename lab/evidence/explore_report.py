@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lab.scenarios.explaining import replay_command
+
 
 def exploration_section(
     settings: Mapping[str, Any] | None,
@@ -59,8 +61,24 @@ def _exploration(rel: str, record: Mapping[str, Any]) -> list[str]:
         replays = "it replays" if example["replayed"] else "it did NOT replay"
         lines += ["", f"Counterexample ({_count(example['preemptions'], 'preemption')}, {replays}): "
                       f"`{example['schedule']}`: {_cell(example['why'])}", "", f"Replay: `{record['replay_command']}`"]
+        lines += _explanation(record, example.get("explanation"))
     if record["problem"]:
         lines += ["", f"Problem: {_cell(record['problem'])}"]
+    return lines
+
+
+def _explanation(record: Mapping[str, Any], explanation: Any) -> list[str]:
+    """Why the counterexample fails, as its record words it: a sentence per item, each conflicting access under the
+    sentence it belongs to, then the command that replays the allowed run the swap gives."""
+    if not isinstance(explanation, Mapping):
+        return []
+    lines = ["", "Why it fails:", ""]
+    for sentence in explanation["text"]:
+        lines.append(("  - " if sentence.startswith("  ") else "- ") + _cell(sentence))
+    swapped = explanation["swapped"]
+    if isinstance(swapped, Mapping):
+        command = replay_command(record["name"], swapped["schedule"], record["granularity"], record["variant"])
+        lines += ["", f"The allowed run, swapped: `{command}`"]
     return lines
 
 

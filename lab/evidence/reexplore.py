@@ -173,10 +173,30 @@ def _difference(key: str, recorded: Any, fresh: Any) -> str:
     if key == "counterexample":
         old, new = (v.get("schedule") if isinstance(v, dict) else None for v in (recorded, fresh))
         if old is not None and _same(old, new):  # the same schedule, something else about it differs
+            explained = _explanation_difference(recorded, fresh)
+            if explained:
+                return explained
             return f"counterexample {_short(fresh)}; recorded {_short(recorded)}"
         return (f"counterexample {'schedule ' + _short(new) if new is not None else 'none'}; recorded "
                 f"{'schedule ' + _short(old) if old is not None else 'none'}")
     return f"{key} {_short(fresh)}; recorded {_short(recorded)}"
+
+
+def _explanation_difference(recorded: Mapping[str, Any], fresh: Mapping[str, Any]) -> str:
+    """When only the counterexamples' explanations differ: the first sentence (or field) that does, else ""."""
+    without = [{key: value for key, value in example.items() if key != "explanation"} for example in (recorded, fresh)]
+    if not _same(*without):
+        return ""
+    old, new = recorded.get("explanation"), fresh.get("explanation")
+    if not (isinstance(old, dict) and isinstance(new, dict)):
+        return f"counterexample explanation {_short(new)}; recorded {_short(old)}"
+    old_text, new_text = old.get("text"), new.get("text")
+    if isinstance(old_text, list) and isinstance(new_text, list) and not _same(old_text, new_text):
+        pairs = zip([*old_text, *[""] * len(new_text)], [*new_text, *[""] * len(old_text)], strict=False)
+        was, now = next((a, b) for a, b in pairs if a != b)
+        return f"counterexample explanation saying {_short(now or '(nothing)')}; recorded {_short(was or '(nothing)')}"
+    key = next((key for key in sorted({*old, *new}) if not _same(old.get(key), new.get(key))), "")
+    return f"counterexample explanation {key} {_short(new.get(key))}; recorded {_short(old.get(key))}" if key else ""
 
 
 def _same(one: Any, two: Any) -> bool:

@@ -133,6 +133,15 @@ OUTCOME_FIELDS: Mapping[str, Rule] = {"observed": ANY, "broken": STR_LIST, "sche
 COUNTEREXAMPLE_FIELDS: Mapping[str, Rule] = {
     "schedule": STR, "observed": OBJECT, "why": STR, "replayed": BOOL, "preemptions": COUNT,
 }
+"""A counterexample's required fields. ``explanation`` (null, or what :data:`EXPLANATION_FIELDS` lists) is checked
+when present: records written before counterexamples explained themselves do not have it."""
+EXPLANATION_FIELDS: Mapping[str, Rule] = {
+    "races": COUNT, "swaps": COUNT, "tried": COUNT, "swap": (lambda v: v is None or isinstance(v, dict),
+                                                             "null or an object"),
+    "swapped": (lambda v: v is None or isinstance(v, dict), "null or an object"),
+    "racing": (lambda v: isinstance(v, list) and all(isinstance(race, dict) for race in v), "a list of objects"),
+    "text": STR_LIST,
+}
 CELL_FIELDS: Mapping[str, Rule] = {
     "variant": STR, "scenario": NAME, "granularity": STR,
     "status": (lambda v: v in CELL_WORDS, "killed, survived or incomplete"),

@@ -20,6 +20,7 @@ from lab.engine.scheduler import RunResult
 from lab.engine.trace import Json
 from lab.errors import ScenarioError
 from lab.scenarios.base import Grade, Outcome
+from lab.scenarios.explaining import Explanation, explain_failure
 from lab.scenarios.loader import LoadedScenario
 from lab.scenarios.runner import ScenarioResult, run_scenario
 
@@ -52,13 +53,18 @@ class TableRow:
 
 @dataclass(frozen=True)
 class Counterexample:
-    """The shortest schedule that reached a failing outcome, what it reached, and why that fails."""
+    """The shortest schedule that reached a failing outcome, what it reached, and why that fails.
+
+    ``explanation`` says which racing steps decided it and the one swap that turns the run allowed (see
+    :mod:`lab.scenarios.explaining`); ``None`` when the schedule did not replay to the same outcome.
+    """
 
     schedule: str
     observed: dict[str, Json]
     why: str
     replayed: bool
     preemptions: int
+    explanation: Explanation | None = None
 
 
 @dataclass(frozen=True)
@@ -130,8 +136,7 @@ def explore_scenario(
     problem = ""
     if failing:
         execution = min(failing, key=lambda e: (e[0].preemptions, len(e[0].schedule)))
-        counterexample, problem = _confirm(loaded, execution[0].schedule, execution[0].preemptions,
-                                           execution[0].key, execution[1], granularity, variant)
+        counterexample, problem = _confirm(loaded, execution[0], execution[1], granularity, variant)
     split = atomicity.finding()
     verdict = (ExploreVerdict.FAIL if failing
                else ExploreVerdict.PASS if found.complete and not split else ExploreVerdict.INCOMPLETE)
@@ -185,14 +190,18 @@ def _grade(table: tuple[Outcome, ...], found: Exploration) -> tuple[tuple[TableR
 
 
 def _confirm(
-    loaded: LoadedScenario, schedule: str, preemptions: int, key: str, why: str, granularity: str, variant: str | None
+    loaded: LoadedScenario, execution: Execution, why: str, granularity: str, variant: str | None
 ) -> tuple[Counterexample, str]:
-    """Replay the failing schedule once from its string; report whether it reached the same outcome."""
+    """Replay the failing schedule once from its string; report whether it reached the same outcome, and if it did,
+    explain it from the explored run (its accesses were recorded), which is the run the schedule replays."""
+    schedule, key = execution.schedule, execution.key
     replayed = replay_scenario(loaded, schedule, granularity=granularity, variant=variant)
     same = outcome_key(replayed.observed, replayed.failed_invariants) == key
     problem = "" if same else f"the counterexample did not replay to the same outcome: {replayed.problem}"
     observed = json.loads(key)["observed"]
-    return Counterexample(schedule, observed, why, same, preemptions), problem
+    explanation = (explain_failure(loaded, schedule, granularity=granularity, variant=variant, run=execution.run)
+                   if same else None)
+    return Counterexample(schedule, observed, why, same, execution.preemptions, explanation), problem
 
 
 def replay_scenario(
