@@ -198,6 +198,21 @@ class TestFolder:
         assert "| UnlockedSession | incomplete (probe) · killed (line): `" in text
 
 
+    def test_a_counterexample_explains_itself_in_the_record_and_the_report(self, pristine: Path) -> None:
+        """The record keeps the racing accesses and the swapped run; report.md words them and replays that run."""
+        record = _json(pristine / MUTANT)
+        explanation = record["counterexample"]["explanation"]
+        accesses = [explanation["swap"][side]["accesses"] for side in ("first", "second")]
+        assert [[(a["access"], a["file"]) for a in side] for side in accesses] == [
+            [("read self.session._version", "lab/sessions/versioned.py")],
+            [("write self.session._version", "lab/sessions/versioned.py")]]
+        assert explanation["swapped"]["grade"] == "ACCEPTABLE"
+        text = (pristine / "report.md").read_text(encoding="utf-8")
+        assert "Why it fails:\n\n- " + explanation["text"][0] + "\n  - " + explanation["text"][1].strip() + "\n" in text
+        assert (f"The allowed run, swapped: `python run.py --replay race_two_requests:"
+                f"{explanation['swapped']['schedule']} --variant CheckOutsideLockSession`") in text
+
+
 @pytest.mark.timeout(60)
 class TestRepeatability:
     def test_exploring_and_writing_again_gives_the_same_records(self, pristine: Path, tmp_path: Path) -> None:
@@ -273,13 +288,14 @@ class TestCoveredTracks:
         def kill_the_correct_variant(record: dict[str, Any]) -> None:
             record["cells"][0].update(status="killed", schedule="0:01", why="FORBIDDEN: made up")
 
+        cells = _json(ev / MATRIX)["cells"][0]["schedules"]
         _edit(ev, MATRIX, kill_the_correct_variant)
         report = audit(ev)
         assert _reasons(report, MATRIX) == [
             "records 3 problems and ok false, but its cells make 4 problems; first: correct variant "
             "VersionedSession was killed by race_duplicate_delivery (probe): FORBIDDEN: made up",
-            "re-execution gave the cell VersionedSession x race_duplicate_delivery (probe) survived in 4 schedules; "
-            "recorded killed in 4 schedules, schedule 0:01",
+            f"re-execution gave the cell VersionedSession x race_duplicate_delivery (probe) survived in {cells} "
+            f"schedules; recorded killed in {cells} schedules, schedule 0:01",
         ]
         assert report.rerun.status == "DIFFERED"
 
@@ -316,6 +332,23 @@ class TestCoveredTracks:
             "verdict is PASS, but it has a counterexample",
         ]
         assert _reasons(report, "run.json") == [f"exploration {MUTANT}: verdict is FAIL, but the file says PASS"]
+
+    def test_an_explanation_must_say_what_its_fields_say(self, ev: Path) -> None:
+        """Reworded, or claiming an outcome no allowed row matches, it is named; a record from before explanations
+        (none at all) is still good evidence."""
+        def reword(record: dict[str, Any]) -> None:
+            explanation = record["counterexample"]["explanation"]
+            explanation["text"][1] = explanation["text"][1].replace("read", "write")
+            explanation["swapped"]["observed"]["slow"] = "COMMITTED"
+
+        _edit(ev, MUTANT, reword)
+        assert _reasons(audit(ev, rerun=False), MUTANT) == [
+            "its counterexample's explanation text does not say what its fields say",
+            "its counterexample's explanation says the swapped run is ACCEPTABLE, but no allowed row of its table "
+            "with that reason matches what that run reached",
+        ]
+        _edit(ev, MUTANT, lambda record: record["counterexample"].pop("explanation"))
+        assert not audit(ev, rerun=False).problems
 
     def test_missing_extra_and_malformed_records_are_each_named(self, ev: Path) -> None:
         """Every problem at once, one line each, and an unusable record is not re-explored."""

@@ -7,11 +7,15 @@ which earlier choice to revisit, depth first, until no choice is left.
 Two reductions keep the count small without losing an outcome (given honest footprints, see
 :mod:`lab.engine.footprint`):
 
-- **Dynamic partial-order reduction** (Flanagan and Godefroid, 2005): an alternative is scheduled at a point only
-  when the run showed a *race* there, a later step of another actor that conflicts with the step taken and is not
-  already ordered after it. Orders of independent steps are never tried twice.
+- **Optimal dynamic partial-order reduction** (Abdulla, Aronis, Jonsson and Sagonas, "Optimal Dynamic Partial Order
+  Reduction", POPL 2014): after each run, every *race* -- two conflicting steps of different actors, the second
+  ordered after the first by nothing but their conflict -- is reversed by planning, at the point before the first,
+  the sequence of steps that leads to the second one first (the steps that do not depend on the first, then the
+  second). Plans are kept in a *wakeup tree* per point, so that a sequence already planned, or already explored,
+  is never run again: each run explores one new class of equivalent interleavings (Mazurkiewicz traces).
 - **Sleep sets** (Godefroid): an actor whose next step was fully explored from a point, and which commutes with
-  the step taken, is not tried again below it. A run whose every runnable actor is asleep is cut short (pruned).
+  the step taken, is not tried again below it. With wakeup trees no run should end with every runnable actor
+  asleep; a run that does (footprints are recorded, not known in advance) is cut short and counted as redundant.
 
 An optional **preemption bound** (as in CHESS) skips schedules that switch away from a runnable actor more than K
 times; a bound that skipped anything makes the result INCOMPLETE, never a pass. So does the schedule budget.
@@ -40,6 +44,18 @@ class NondeterminismError(Exception):
 
 
 @dataclass
+class _Branch:
+    """One planned step in a wakeup tree: an actor, what its step touched when the plan was made, what follows."""
+
+    actor: str
+    footprint: Footprint
+    children: list[_Branch] = field(default_factory=list)
+
+
+Event = tuple[str, Footprint]  # a step: its actor and what it touched
+
+
+@dataclass
 class _Node:
     enabled: tuple[str, ...]
     current: str | None
@@ -47,6 +63,9 @@ class _Node:
     chosen: str
     preemptions: int
     sleep: dict[str, Footprint]
+    wakeup: list[_Branch] = field(default_factory=list)  # planned branches here, the one being explored first
+    follow: list[_Branch] | None = None  # the plan handed to the next node (the chosen branch's children)
+    held: dict[str, str] = field(default_factory=dict)  # lock -> holding actor, before the step taken here
     backtrack: set[str] = field(default_factory=set)
     explored: dict[str, Footprint] = field(default_factory=dict)  # choice -> what its step touched
     done: set[str] = field(default_factory=set)
@@ -71,6 +90,7 @@ class Exploration:
 
     schedules: int = 0
     pruned: int = 0
+    dropped_plans: int = 0
     bounded: bool = False
     budget_hit: bool = False
     naive_bound: int = 0
@@ -117,7 +137,7 @@ class Explorer:
         found = Exploration()
         nodes: list[_Node] = []
         while True:
-            policy = _Guide(self, nodes)
+            policy = _Guide(self, nodes, found)
             run, key, payload = self._run_once(policy)
             if run.status == "DIVERGED" and not policy.pruned:
                 raise NondeterminismError(run.problem)
@@ -160,10 +180,21 @@ class Explorer:
         preemptions = 0
         if parent is not None:
             preemptions = parent.preemptions + self._is_preemption(parent, parent.chosen)
-        return _Node(point.runnable, point.current, pending, "", preemptions, sleep)
+        wakeup = parent.follow if parent is not None and parent.follow is not None else []
+        node = _Node(point.runnable, point.current, pending, "", preemptions, sleep, wakeup)
+        if self._reduction:
+            node.held = point.held()
+        return node
 
-    def default_choice(self, node: _Node) -> str:
-        """Keep the current actor if it may run, else the first awake one; raise _Pruned when none may."""
+    def default_choice(self, node: _Node, found: Exploration) -> str:
+        """Follow the plan handed down from the parent (a wakeup sequence) while there is one; otherwise keep the
+        current actor if it may run, else the first awake one. Raise _Pruned when none may."""
+        if self._reduction:
+            branch = self._next_planned(node, found)
+            if branch is not None:
+                node.chosen = branch.actor
+                node.follow = branch.children
+                return branch.actor
         awake = [a for a in node.enabled if a not in node.sleep]
         if not awake:
             raise _Pruned("every runnable actor is asleep")
@@ -172,8 +203,28 @@ class Explorer:
             raise _Pruned("preemption bound")
         node.chosen = choice
         node.done.add(choice)
-        node.backtrack = set(node.enabled) if not self._reduction else {choice}
+        if self._reduction:
+            node.wakeup = [_Branch(choice, frozenset())]
+            node.follow = node.wakeup[0].children
+        else:
+            node.backtrack = set(node.enabled)
         return choice
+
+    def _next_planned(self, node: _Node, found: Exploration) -> _Branch | None:
+        """The first planned branch at ``node`` that can be taken: enabled, awake, within the preemption bound.
+        A plan whose actor cannot run there (the plan was made from footprints of another run) is dropped."""
+        while node.wakeup:
+            branch = node.wakeup[0]
+            if branch.actor not in node.enabled or branch.actor in node.sleep or branch.actor in node.explored:
+                node.wakeup.pop(0)
+                found.dropped_plans += 1
+                continue
+            if self._bound is not None and node.preemptions + self._is_preemption(node, branch.actor) > self._bound:
+                node.wakeup.pop(0)
+                found.bounded = True
+                continue
+            return branch
+        return None
 
     def _is_preemption(self, node: _Node, choice: str) -> int:
         return int(node.current is not None and node.current in node.enabled and choice != node.current)
@@ -181,6 +232,8 @@ class Explorer:
     # -- choosing what to revisit --------------------------------------------------------------------------------
 
     def _next_branch(self, nodes: list[_Node], found: Exploration, *, dry_run: bool = False) -> bool:
+        if self._reduction:
+            return self._next_planned_branch(nodes, found, dry_run=dry_run)
         for depth in range(len(nodes) - 1, -1, -1):
             node = nodes[depth]
             options = sorted(node.backtrack - node.done - node.sleep.keys(), key=self._order.__getitem__)
@@ -198,6 +251,28 @@ class Explorer:
                 return True
         return False
 
+    def _next_planned_branch(self, nodes: list[_Node], found: Exploration, *, dry_run: bool) -> bool:
+        """Depth first: the deepest point whose wakeup tree still plans a branch after the one just explored."""
+        for depth in range(len(nodes) - 1, -1, -1):
+            node = nodes[depth]
+            if not dry_run and node.wakeup and node.wakeup[0].actor == node.chosen:
+                node.wakeup.pop(0)  # its whole subtree is explored: it sleeps for the branches after it
+            planned = [b for b in node.wakeup if b.actor != node.chosen] if dry_run else None
+            if dry_run:
+                if planned:
+                    return True
+                continue
+            branch = self._next_planned(node, found)
+            if branch is None:
+                continue
+            node.chosen = branch.actor
+            node.follow = branch.children
+            node.clock = None
+            node.executed = None
+            del nodes[depth + 1:]
+            return True
+        return False
+
     def _record_executed(self, nodes: list[_Node], first_new: int, run: RunResult) -> None:
         """Take every step's footprint from this run (the prefix replayed the same steps; if a footprint differs
         after all, the happens-before clocks from there on are recomputed rather than trusted)."""
@@ -210,6 +285,8 @@ class Explorer:
             stale = stale or k < first_new
             node.executed = footprint
             node.explored[node.chosen] = footprint
+            if node.wakeup and node.wakeup[0].actor == node.chosen:
+                node.wakeup[0].footprint = footprint  # what the branch being explored really touched
             if stale:
                 node.clock = None
 
@@ -262,7 +339,7 @@ class Explorer:
                     continue
                 if known.get(earlier.chosen, -1) >= j:
                     break  # already ordered before this actor's next step: no race
-                self._reverse_race(nodes, j, end, actor, upcoming, known)
+                self._plan_reversal(nodes, j, (actor, upcoming), end)
                 break
 
     def _races_into(self, nodes: list[_Node], k: int, known: dict[str, int], touching: list[int]) -> None:
@@ -287,7 +364,77 @@ class Explorer:
             between = touching[position + 1:]  # a step with an empty footprint orders nothing
             if any(self._happens_before(nodes, j, i) and self._happens_before(nodes, i, k) for i in between):
                 continue  # ordered through a step in between: not a race of its own
-            self._reverse_race(nodes, j, k, node.chosen, taken, known)
+            self._plan_reversal(nodes, j, (node.chosen, taken), k)
+
+    def _plan_reversal(self, nodes: list[_Node], j: int, second: Event, at: int, depth: int = 0) -> None:
+        """Plan, at node ``j``, the steps that reverse the race between step ``j`` and ``second`` (at ``at``): the
+        steps after ``j`` that do not happen after it, then ``second`` -- unless a sleeping actor already covers
+        that sequence, or the wakeup tree there already plans it.
+
+        When that sequence would take a lock that is held at ``j`` (the race lies between two critical sections of
+        one lock), it cannot run there: the order to reverse is the two acquisitions, so the plan is made at the
+        step where the holder took the lock instead."""
+        node = nodes[j]
+        indexed = [i for i in range(j + 1, min(at, len(nodes)))
+                   if nodes[i].chosen and not self._happens_before(nodes, j, i)]
+        sequence: list[Event] = [(nodes[i].chosen, self._step(nodes[i])) for i in indexed]
+        sequence.append(second)
+        if node.held and depth < 8:
+            for position, (actor, footprint) in enumerate(sequence):
+                taken = _locks_taken(footprint) & node.held.keys()
+                for lock in sorted(taken):
+                    holder = node.held[lock]
+                    if holder == actor:
+                        continue
+                    acquired = self._acquisition(nodes, j, holder, lock)
+                    if acquired is not None:
+                        where = indexed[position] if position < len(indexed) else at
+                        self._plan_reversal(nodes, acquired, (actor, footprint), where, depth + 1)
+                    return
+        asleep = {**node.sleep, **{q: fp for q, fp in node.explored.items() if q != node.chosen}}
+        if any(self._weak_initial(sequence, q, fp) for q, fp in asleep.items()):
+            return  # an equivalent order begins with a sleeping actor: explored already
+        self._insert(node.wakeup, sequence)
+
+    def _acquisition(self, nodes: list[_Node], j: int, holder: str, lock: str) -> int | None:
+        """The step, at or before ``j``, where ``holder`` took ``lock``."""
+        for i in range(j, -1, -1):
+            if nodes[i].chosen == holder and ("lock", lock, "w") in self._step(nodes[i]):
+                return i
+        return None
+
+    def _weak_initial(self, sequence: list[Event], actor: str, footprint: Footprint) -> bool:
+        """True when ``sequence`` can be reordered to start with a step of ``actor``: its first step there depends on
+        nothing before it, or (not in it at all) its next step, ``footprint``, commutes with all of it."""
+        for position, (who, touched) in enumerate(sequence):
+            if who == actor:
+                return not any(other == actor or self._conflict(fp, touched) for other, fp in sequence[:position])
+        return not any(self._conflict(fp, footprint) for _who, fp in sequence)
+
+    def _insert(self, tree: list[_Branch], sequence: list[Event]) -> None:
+        """Add ``sequence`` to a wakeup tree unless a planned path already covers it (it is that path up to
+        reordering independent steps, or that path is a prefix of it)."""
+        children = tree
+        rest = list(sequence)
+        while rest:
+            for branch in children:
+                if self._weak_initial(rest, branch.actor, branch.footprint):
+                    for position, (who, _fp) in enumerate(rest):
+                        if who == branch.actor:
+                            del rest[position]
+                            break
+                    if not branch.children:
+                        return  # a planned path ends here, and the rest can follow it: covered
+                    children = branch.children
+                    break
+            else:
+                head = chain = _Branch(*rest[0])
+                for event in rest[1:]:
+                    link = _Branch(*event)
+                    chain.children.append(link)
+                    chain = link
+                children.append(head)
+                return
 
     def _reverse_race(self, nodes: list[_Node], j: int, k: int, actor: str, upcoming: Footprint,
                       known: dict[str, int]) -> None:
@@ -335,9 +482,10 @@ class Explorer:
 class _Guide:
     """The exploring policy for one run: follow the prefix, then default choices, recording new nodes."""
 
-    def __init__(self, explorer: Explorer, nodes: list[_Node]) -> None:
+    def __init__(self, explorer: Explorer, nodes: list[_Node], found: Exploration) -> None:
         self._explorer = explorer
         self._nodes = nodes
+        self._found = found
         self.first_new = max(len(nodes) - 1, 0)  # the last node of the prefix took a new branch
         self.pruned = False
         self.preemptions = 0
@@ -354,7 +502,7 @@ class _Guide:
             parent = self._nodes[k - 1] if k else None
             node = self._explorer.new_node(point, parent)
             try:
-                chosen = self._explorer.default_choice(node)
+                chosen = self._explorer.default_choice(node, self._found)
             except _Pruned:
                 self.pruned = True
                 raise
@@ -363,6 +511,11 @@ class _Guide:
             node.current is not None and node.current in node.enabled and chosen != node.current
         )
         return chosen
+
+
+def _locks_taken(footprint: Footprint) -> set[str]:
+    """The locks a step operated on (an acquisition, or an attempt that waited)."""
+    return {key for kind, key, _mode in footprint if kind == "lock" and not key.endswith(" (release)")}
 
 
 def _multinomial(run: RunResult) -> int:

@@ -181,6 +181,10 @@ class LabLock(_Primitive):
     def __init__(self, scheduler: Scheduler, name: str) -> None:
         super().__init__(scheduler, name)
         self.holder: str | None = None
+        # Acquisitions race with each other; a release only lets a waiter in. Since a waiter is not offered as a
+        # choice until the lock is free (the acquire is gated), no order is lost by letting a release commute with
+        # everything, and the race the explorer must reverse is the one between the two acquisitions.
+        self.release_footprint: Footprint = NOTHING
 
     def locked(self) -> bool:
         """True while some thread holds the lock."""
@@ -196,9 +200,10 @@ class LabLock(_Primitive):
                 self._condition.wait_for(lambda: self.holder is None)
                 self.holder = threading.current_thread().name
             return True
-        self._scheduler.point(self.footprint)
-        if self.holder is not None:
+        if self.holder is not None:  # the trace says so; the actor is not offered as a choice until the lock is free
             self._scheduler.record("lock.wait", self.name, {"holder": self.holder})
+        self._scheduler.point(self.footprint, gate=_LockFree(self))
+        if self.holder is not None:  # only when the run is being stopped
             self._scheduler.block(_LockFree(self))
         self.holder = me
         self._scheduler.lock_taken(self.name)
@@ -220,7 +225,7 @@ class LabLock(_Primitive):
             self.holder = None
             return
         try:
-            self._scheduler.point(self.footprint)
+            self._scheduler.point(EVERYTHING, executes=self.release_footprint)
         finally:  # a run stopped at this point still frees the lock, so no one is left holding it
             self.holder = None
         self._scheduler.record("lock.release", self.name)

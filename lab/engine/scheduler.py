@@ -87,6 +87,10 @@ class DecisionPoint:
         """The pending footprint of every actor that has not finished, by name."""
         return {a.name: a.pending for a in self._actors if a.state is not _State.DONE}
 
+    def held(self) -> dict[str, str]:
+        """Which actor holds each lock right now (lock name -> actor), for the explorer's race reversal."""
+        return {lock: a.name for a in self._actors for lock in a.locks}
+
     def last_step(self) -> Footprint:
         """What the step that just ended was seen to touch (empty before the first step)."""
         return frozenset(self._executed[-1]) if self._executed else frozenset()
@@ -188,10 +192,13 @@ class _Actor:
     locks: set[str] = field(default_factory=set)
     lockset: frozenset[str] = frozenset()
     opaque: list[Footprint] = field(default_factory=list)
+    gate: Waiting | None = None  # the next step cannot begin until this is ready (a lock it is about to take)
 
     def can_run(self) -> bool:
         if self.state is _State.BLOCKED:
             return self.waiting is None or self.waiting.ready()
+        if self.gate is not None:
+            return self.gate.ready()
         return self.state is not _State.DONE
 
 
@@ -286,20 +293,27 @@ class Scheduler:
         """True once the run is being stopped; primitives then change state without scheduling."""
         return self._aborted
 
-    def point(self, footprint: Footprint = EVERYTHING, *, executes: Footprint | None = None) -> None:
+    def point(self, footprint: Footprint = EVERYTHING, *, executes: Footprint | None = None,
+              gate: Waiting | None = None) -> None:
         """A scheduling point: the policy may let another actor run before the caller's next operation.
 
         ``footprint`` says what the step that follows may touch, as far as the caller can tell beforehand; the
         default, "anything", is always safe. ``executes`` is what the operation itself touches, the start of the
         step's executed footprint (by default ``footprint``): a probe or a line announces "anything" but does
         nothing itself, and the accesses recorded while the step runs (:meth:`access`) say what it really did.
+        ``gate``, when given, keeps the step from being scheduled until it is ready: acquiring a held lock is not
+        a step anyone can take, so it is never offered as a choice (and a cycle of such gates is a deadlock).
         """
         actor = self._me()
         if actor is None:
             return
         actor.pending = footprint
         actor.op = footprint if executes is None else executes
-        self._switch(actor)
+        actor.gate = gate
+        try:
+            self._switch(actor)
+        finally:
+            actor.gate = None
 
     def access(self, entry: Entry, where: tuple[str, int], *, schedule: bool = False) -> None:
         """Record that the calling actor's running step touches ``entry`` at ``where`` (file and line).
@@ -530,7 +544,7 @@ class Scheduler:
         self._status = RunStatus.DEADLOCK
         stuck = [a for a in self._actors if a.state is not _State.DONE]
         self._blocked_report = tuple(
-            BlockedActor(a.name, a.waiting.describe() if a.waiting is not None else "nothing (never scheduled)")
+            BlockedActor(a.name, _waits_for(a))
             for a in stuck
         )
         self._problem = "deadlock: " + "; ".join(f"{b.actor} waits for {b.waits_for}" for b in self._blocked_report)
@@ -587,6 +601,11 @@ class Scheduler:
             else:
                 leaked.append(actor.name)
         return tuple(leaked)
+
+
+def _waits_for(actor: _Actor) -> str:
+    waiting = actor.waiting if actor.waiting is not None else actor.gate
+    return waiting.describe() if waiting is not None else "nothing (never scheduled)"
 
 
 class _Worker:

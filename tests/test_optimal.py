@@ -1,0 +1,71 @@
+"""Optimal exploration: one execution per class of equivalent interleavings, no more, no fewer.
+
+Two interleavings are equivalent (one Mazurkiewicz trace) when they order every pair of conflicting steps of
+different actors the same way. The test enumerates every interleaving of a small program naively, groups them
+into classes by that order, and checks that the reduced exploration ran exactly one execution per class: none
+redundant (cut short, or equivalent to another) and none missing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lab.engine.explorer import Explorer
+from lab.engine.footprint import conflict
+from lab.engine.scheduler import RunResult
+from lab.scenarios.loader import LoadedScenario, load
+from lab.scenarios.runner import run_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+PROGRAMS = [
+    ("tests/soundness/check_then_act.py", "probe"),
+    ("tests/soundness/check_then_act.py", "line"),
+    ("tests/soundness/three_actors.py", "line"),
+    ("tests/soundness/counter_one_lock.py", "line"),
+    ("tests/soundness/global_counter.py", "line"),
+    ("tests/soundness/two_preemptions.py", "line"),
+    ("bench/models/check_then_act.py", "probe"),
+]
+
+Class = frozenset[tuple[tuple[str, int], tuple[str, int]]]
+
+
+def _explore(loaded: LoadedScenario, granularity: str, *, reduction: bool) -> tuple[list[Class], int]:
+    """Every execution's class (the ordered pairs of its conflicting steps), and how many runs were cut short."""
+    classes: list[Class] = []
+
+    def run_once(policy: object) -> tuple[RunResult, str, object]:
+        result = run_scenario(loaded, policy=policy, granularity=granularity,  # type: ignore[arg-type]
+                              record_accesses=True, watchdog_seconds=5)
+        assert result.run is not None
+        run = result.run
+        seen: dict[str, int] = {}
+        events = []
+        for decision, footprint in zip(run.decisions, run.step_footprints, strict=False):
+            number = seen.get(decision.chosen, 0)
+            seen[decision.chosen] = number + 1
+            events.append(((decision.chosen, number), footprint))
+        classes.append(frozenset(
+            (first, second)
+            for i, (first, first_fp) in enumerate(events)
+            for second, second_fp in events[i + 1:]
+            if first[0] != second[0] and conflict(first_fp, second_fp)
+        ))
+        return run, "", None
+
+    found = Explorer(run_once, loaded.cls.actors, reduction=reduction).explore()
+    return classes, found.pruned
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(("program", "granularity"), PROGRAMS)
+def test_one_execution_per_class(program: str, granularity: str) -> None:
+    loaded = load(ROOT / program)
+    assert isinstance(loaded, LoadedScenario), str(loaded)
+    every, _ = _explore(loaded, granularity, reduction=False)
+    reduced, cut_short = _explore(loaded, granularity, reduction=True)
+    assert cut_short == 0, "a run of the reduced exploration was redundant"
+    assert len(reduced) == len(set(reduced)), "two executions of the reduced exploration were equivalent"
+    assert set(reduced) == set(every), "the reduced exploration missed a class"
