@@ -11,6 +11,9 @@ points, ``reduction=False``, cut at N schedules), and prints for each:
 
 - the verdict, the schedules run (plus those cut short as sleep-set blocked);
 - the schedules run until the first failing outcome was reached ("to find": a bug found in k schedules);
+- then, for the check-then-act model and for N requests racing on one versioned session
+  (``bench/models/many_requests.py``) with 2, 3 and 4 actors: the executions an exploration needs, which must equal
+  the number of classes of equivalent interleavings (none cut short), and milliseconds per execution;
 - milliseconds per schedule (after a warm-up exploration, so the one-time rewriting of the modules under test is not
   counted), and that time as a multiple of a raw two-thread ``threading.Event`` ping-pong handoff measured in the
   same run (``bench.floor``), so that figures from a busy machine stay comparable.
@@ -91,6 +94,39 @@ def main() -> None:
                           f"{found.schedules:6} {found.pruned:5} {first[0] if first else '-':>7} "
                           f"{per * 1e3:8.2f} {per / handoff:8.0f}", flush=True)
     print("* the naive enumeration reached its budget: INCOMPLETE, not a verdict")
+    print()
+    _scaling(handoff)
+
+
+def _with_actors(loaded: LoadedScenario, actors: tuple[str, ...]) -> LoadedScenario:
+    """The same scenario with more of its actor methods running (the subclass stays in the model's module, so the
+    model file is still the code under test)."""
+    cls = type(f"{loaded.cls.__name__}{len(actors)}", (loaded.cls,),
+               {"actors": actors, "__module__": loaded.cls.__module__})
+    return LoadedScenario(f"{loaded.name}_{len(actors)}", loaded.path, cls, loaded.description)
+
+
+def _scaling(handoff: float) -> None:
+    """Executions as actors are added: each must equal the number of interleaving classes (nothing cut short)."""
+    print(f"{'problem':18} {'actors':>6} {'gran':5} {'verdict':10} {'executions':>10} {'cut':>5} "
+          f"{'ms/exec':>8} {'x floor':>8}")
+    cases = (
+        (ROOT / "bench" / "models" / "check_then_act.py", "CheckedStore", ("a", "b", "c", "d")),
+        (ROOT / "bench" / "models" / "many_requests.py", None, ("r1", "r2", "r3", "r4")),
+    )
+    for path, variant, names in cases:
+        base = load(path)
+        if not isinstance(base, LoadedScenario):
+            raise SystemExit(f"cannot load {path}: {base}")
+        for count in (2, 3, 4):
+            loaded = _with_actors(base, names[:count])
+            for granularity in ("probe", "line"):
+                begun = time.perf_counter()
+                found = explore_scenario(loaded, granularity=granularity, variant=variant, max_schedules=20_000)
+                seconds = time.perf_counter() - begun
+                runs = max(found.schedules + found.pruned, 1)
+                print(f"{base.name[:18]:18} {count:6} {granularity:5} {found.verdict:10} {found.schedules:10} "
+                      f"{found.pruned:5} {seconds / runs * 1e3:8.2f} {seconds / runs / handoff:8.0f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -40,12 +40,10 @@ class RacyStore(CheckedStore):
 
 class CheckThenAct(Scenario):
     source = "the classic check-then-act race (read the version, commit if unchanged)"
-    actors = ("a", "b")
+    actors = ("a", "b")  # bench/bench_reduction.py also explores it with workers c and d added
     variants = {"CheckedStore": CheckedStore, "RacyStore": RacyStore}  # noqa: RUF012 (a lesson-style literal)
     outcomes = (
-        acceptable("one committed, the other saw a newer version", lost_update=False, commits=1),
-        acceptable("one read after the other had committed: both committed, on different versions",
-                   lost_update=False, commits=2),
+        acceptable("every commit was built on the version it replaced", lost_update=False),
         forbidden("both committed on the same version: a lost update", lost_update=True),
     )
 
@@ -57,6 +55,12 @@ class CheckThenAct(Scenario):
 
     def b(self) -> bool:
         return self.store.commit_if(self.store.version, "b")
+
+    def c(self) -> bool:
+        return self.store.commit_if(self.store.version, "c")
+
+    def d(self) -> bool:
+        return self.store.commit_if(self.store.version, "d")
 
     def observe(self) -> dict[str, object]:
         commits = self.store.commits
