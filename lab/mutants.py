@@ -127,7 +127,7 @@ class LiveHistoryTicketSession(VersionedSession):
         with self._lock:
             return self._issue(request_id, question, self._live)  # type: ignore[arg-type]
 
-    def _apply(self, ticket: Ticket, answer: str) -> None:
+    def _apply(self, ticket: Ticket, answer: str) -> bool:
         self._live.extend([Message(Role.USER, ticket.question), Message(Role.ASSISTANT, answer)])
         while len(self._live) > 2 * self.max_rounds:
             del self._live[0:2]
@@ -135,6 +135,7 @@ class LiveHistoryTicketSession(VersionedSession):
         self._history = tuple(self._live)
         self._version += 1
         self._receipts[ticket.request_id] = Receipt(ticket.question, answer)
+        return True
 
 
 class UnlockedSession(VersionedSession):
@@ -169,6 +170,36 @@ class UnlockedSession(VersionedSession):
         return CommitStatus.COMMITTED
 
 
+class InProcessLockSession(VersionedSession):
+    """MUTANT: reads the version, checks it under its lock, then writes without compare-and-set.
+
+    Each worker process has its own session object and its own lock, and a lock orders the threads of one process,
+    nobody else's. Two workers both read version 0 from the database, both pass the version check, and both write
+    ``version = 1`` and their own history: the second write replaces the first, both requests were told COMMITTED,
+    and one answer is gone (a lost update). Article 003's check-then-write is safe only where one lock guards the
+    state; across processes the check has to move into the write (``UPDATE ... WHERE version = ?``). On the memory
+    store there is one process and one lock, and this session is the correct one.
+    """
+
+    def _apply(self, ticket: Ticket, answer: str) -> bool:
+        """Write what was decided on the snapshot, whatever the row holds now (the bug)."""
+        history = self._extended(ticket, answer)
+        self._probe("commit:write")
+        if self._store is not None:
+            self._store.overwrite(
+                self._key,
+                self.session_id,
+                version=self._version + 1,
+                history=history,
+                request_id=ticket.request_id,
+                question=ticket.question,
+                answer=answer,
+                receipt_capacity=self.receipt_capacity,
+            )
+        self._remember(ticket, answer, history)
+        return True
+
+
 VERSIONED_VARIANTS: dict[str, type[VersionedSession]] = {
     "VersionedSession": VersionedSession,
     "CheckOutsideLockSession": CheckOutsideLockSession,
@@ -179,3 +210,10 @@ VERSIONED_VARIANTS: dict[str, type[VersionedSession]] = {
     "UnlockedSession": UnlockedSession,
 }
 """The correct session first, then every mutant: what a race scenario over a versioned session is run against."""
+
+DURABLE_VARIANTS: dict[str, type[VersionedSession]] = {
+    "VersionedSession": VersionedSession,
+    "InProcessLockSession": InProcessLockSession,
+}
+"""The variants a race between worker processes over a durable store is run against: compare-and-set, then the
+in-process lock that protects nothing across processes."""

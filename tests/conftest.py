@@ -1,0 +1,68 @@
+"""Shared fixtures: one throwaway PostgreSQL server per test session, for the tests that ask for it.
+
+The server is started from the machine's binaries (see :mod:`lab.sessions.stores.pgserver`) as soon as collection
+shows that a selected test needs it, in a background thread, so that its ~1.5 s of ``initdb`` overlaps the tests
+that run first; it is stopped and its folder removed when the session ends. Without binaries or without psycopg the
+tests that need it are skipped, saying why. No test uses a server it did not start.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from lab.sessions.stores import postgres
+from lab.sessions.stores.pgserver import NO_SERVER_REASON, TemporaryPostgres, find_binaries
+
+_server = TemporaryPostgres(fsync=False)
+_started: dict[str, object] = {}
+_starter: threading.Thread | None = None
+
+
+def _unavailable() -> str:
+    if not postgres.available():
+        return "psycopg 3 is not installed (pip install -e '.[test]')"
+    if find_binaries() is None:
+        return NO_SERVER_REASON
+    return ""
+
+
+def _start() -> None:
+    try:
+        _started["url"] = _server.start()
+    except Exception as error:  # reported by the fixture, in the test that needs the server
+        _started["error"] = f"{type(error).__name__}: {error}"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Start the server early, in the background, if any selected test needs it."""
+    global _starter
+    if _unavailable() or not any("postgres_url" in getattr(item, "fixturenames", ()) for item in items):
+        return
+    _starter = threading.Thread(target=_start, name="start-postgres", daemon=True)
+    _starter.start()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Stop the server and remove its folder."""
+    if _starter is not None:
+        _starter.join(timeout=60)
+    _server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """The URL of this session's PostgreSQL server (skips, saying why, when there can be none)."""
+    reason = _unavailable()
+    if reason:
+        pytest.skip(reason)
+    global _starter
+    if _starter is None:  # asked for outside collection (a plugin, a direct call): start it now
+        _starter = threading.Thread(target=_start, name="start-postgres", daemon=True)
+        _starter.start()
+    _starter.join(timeout=90)
+    if "error" in _started:
+        pytest.fail(f"the test PostgreSQL server did not start: {_started['error']}")
+    yield str(_started["url"])

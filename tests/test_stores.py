@@ -1,0 +1,306 @@
+"""Article 003's outcome table on every store (memory, SQLite, PostgreSQL), and what only durable stores promise.
+
+One parametrized suite: each test asks ``make`` for sessions and runs the same rows on the three stores. ``make``
+gives a fresh session (a fresh row); ``make.again(session)`` gives another session object over the *same* state (a
+second worker process, or the same one after a restart), which in memory is the object itself, since nothing else
+can reach that state.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import pickle
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from lab.errors import LabError
+from lab.messages import Message, Role, is_whole_pairs
+from lab.mutants import InProcessLockSession
+from lab.sessions.stores import SCHEMA_VERSION, Store, StoreError, open_store
+from lab.sessions.stores.sqlite import SqliteStore
+from lab.sessions.versioned import CommitStatus, Ticket, VersionedSession
+
+_names = itertools.count(1)
+
+
+class Maker:
+    """Sessions on one kind of store: fresh ones, and more objects over one session's state."""
+
+    def __init__(self, kind: str, connect: Callable[[], Store | None]) -> None:
+        self.kind = kind
+        self._connect = connect
+        self._stores: list[Store] = []
+
+    def store(self) -> Store | None:
+        store = self._connect()
+        if store is not None:
+            self._stores.append(store)
+        return store
+
+    def __call__(
+        self, name: str = "", cls: type[VersionedSession] = VersionedSession, **options: object
+    ) -> VersionedSession:
+        """A new session; durable ones get a name no other test uses, so each starts on a fresh row."""
+        session_id = name or f"t{next(_names)}"
+        if self.kind != "memory":
+            session_id = f"{session_id}-{next(_names)}"
+        return cls(session_id, store=self.store(), **options)  # type: ignore[arg-type]
+
+    def again(
+        self, session: VersionedSession, cls: type[VersionedSession] = VersionedSession, **options: object
+    ) -> VersionedSession:
+        """Another object over the same state: a second worker, or a restarted one (memory: the object itself)."""
+        if self.kind == "memory":
+            return session
+        return cls(session.session_id, store=self.store(), **options)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        for store in self._stores:
+            store.close()
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgresql"])
+def make(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Maker]:
+    """Sessions on each of the three stores."""
+    kind = request.param
+    if kind == "memory":
+        maker = Maker(kind, lambda: None)
+    elif kind == "sqlite":
+        maker = Maker(kind, lambda: SqliteStore(tmp_path / "sessions.db"))
+    else:
+        url = request.getfixturevalue("postgres_url")
+        maker = Maker(kind, lambda: open_store(url))
+    yield maker
+    maker.close()
+
+
+def _state(session: VersionedSession) -> tuple[int, tuple[Message, ...], tuple[str, ...]]:
+    version, history = session.snapshot()
+    return version, history, session.receipt_ids
+
+
+def _pair(question: str, answer: str) -> tuple[Message, Message]:
+    return Message(Role.USER, question), Message(Role.ASSISTANT, answer)
+
+
+class TestOutcomeTable:
+    """Every row of article 003's table, and its precedence, on every store."""
+
+    def test_committed_then_stale(self, make: Maker) -> None:
+        """Both begin at v0; the fast one commits, the slow one is STALE; history holds only the fast pair."""
+        session = make()
+        slow, fast = session.begin("r-slow", "slow question"), session.begin("r-fast", "fast question")
+        assert session.commit(fast, "new answer", "stop") is CommitStatus.COMMITTED
+        assert session.commit(slow, "old answer", "stop") is CommitStatus.STALE
+        assert _state(session) == (1, _pair("fast question", "new answer"), ("r-fast",))
+
+    def test_duplicate_before_stale(self, make: Maker) -> None:
+        """A committed ticket re-sent after later commits is DUPLICATE, not STALE."""
+        session = make()
+        ticket = session.begin("r1", "q")
+        assert session.commit(ticket, "a", "stop") is CommitStatus.COMMITTED
+        assert session.commit(session.begin("r2", "q2"), "a2", "stop") is CommitStatus.COMMITTED
+        assert session.commit(ticket, "a", "stop") is CommitStatus.DUPLICATE
+        assert session.version == 2
+
+    @pytest.mark.parametrize(("question", "answer"), [("q", "other answer"), ("other question", "a")])
+    def test_id_conflict(self, make: Maker, question: str, answer: str) -> None:
+        """The same request id with another question or answer is ID_CONFLICT, even on an old ticket."""
+        session = make()
+        old = session.begin("r1", question)
+        assert session.commit(session.begin("r1", "q"), "a", "stop") is CommitStatus.COMMITTED
+        assert session.commit(old, answer, "stop") is CommitStatus.ID_CONFLICT
+
+    @pytest.mark.parametrize(("answer", "finish_reason"), [("", "stop"), (None, "stop"), ("a", "length"), ("a", None)])
+    def test_invalid_before_duplicate(self, make: Maker, answer: str | None, finish_reason: str | None) -> None:
+        """A blank answer or a finish reason other than stop is INVALID, even on a committed request id."""
+        session = make()
+        ticket = session.begin("r1", "q")
+        assert session.commit(ticket, answer, finish_reason) is CommitStatus.INVALID
+        assert session.commit(ticket, "a", "stop") is CommitStatus.COMMITTED
+        assert session.commit(ticket, answer, finish_reason) is CommitStatus.INVALID
+
+    def test_foreign_before_invalid(self, make: Maker) -> None:
+        """Another session's ticket, or one built by hand or by replace, is FOREIGN, whatever its reply."""
+        session, other = make("s1"), make("s1")
+        assert session.commit(other.begin("r1", "q"), "", "length") is CommitStatus.FOREIGN
+        issued = session.begin("r1", "q")
+        assert session.commit(Ticket(issued.session_id, 0, "r1", "q", ()), "a", "stop") is CommitStatus.FOREIGN
+        assert session.commit(dataclasses.replace(issued), "a", "stop") is CommitStatus.FOREIGN
+        assert _state(session) == (0, (), ())
+
+    @pytest.mark.parametrize("case", ["stale", "duplicate", "id_conflict", "invalid", "foreign"])
+    def test_only_committed_changes_anything(self, make: Maker, case: str) -> None:
+        """Every status but COMMITTED leaves version, history and receipts as they were."""
+        session = make()
+        old, first = session.begin("r-old", "old"), session.begin("r1", "q1")
+        session.commit(first, "a1", "stop")
+        before = _state(session)
+        status = {
+            "stale": lambda: session.commit(old, "x", "stop"),
+            "duplicate": lambda: session.commit(first, "a1", "stop"),
+            "id_conflict": lambda: session.commit(first, "other", "stop"),
+            "invalid": lambda: session.commit(session.begin("r2", "q2"), " ", "stop"),
+            "foreign": lambda: session.commit(make().begin("r3", "q"), "a", "stop"),
+        }[case]()
+        assert status.value == case.upper()
+        assert _state(session) == before
+
+    def test_whole_rounds_trimmed_and_receipts_evicted(self, make: Maker) -> None:
+        """max_rounds=2 drops the oldest whole pair; receipt_capacity=2 evicts the oldest receipt, after which an
+        old committed ticket is just STALE."""
+        session = make(receipt_capacity=2)
+        first = session.begin("r1", "q1")
+        session.commit(first, "a1", "stop")
+        for i in (2, 3):
+            session.commit(session.begin(f"r{i}", f"q{i}"), f"a{i}", "stop")
+        version, history, receipts = _state(session)
+        assert (version, [m.content for m in history], receipts) == (3, ["q2", "a2", "q3", "a3"], ("r2", "r3"))
+        assert is_whole_pairs(history)
+        assert session.commit(first, "a1", "stop") is CommitStatus.STALE
+
+
+class TestAcrossWorkers:
+    """Several session objects over one state: what a durable store adds (in memory they are one object)."""
+
+    def test_two_workers_one_commits_one_is_stale(self, make: Maker) -> None:
+        """Two workers begin on version 0; whichever commits second is STALE, in any process."""
+        first = make()
+        second = make.again(first)
+        a, b = first.begin("ra", "qa"), second.begin("rb", "qb")
+        assert second.commit(b, "B", "stop") is CommitStatus.COMMITTED
+        assert first.commit(a, "A", "stop") is CommitStatus.STALE
+        assert first.snapshot() == second.snapshot() == (1, _pair("qb", "B"))
+
+    def test_a_retry_delivered_to_another_worker_is_duplicate(self, make: Maker) -> None:
+        """A ticket committed through one worker and re-delivered to another (pickled, as between processes) is a
+        DUPLICATE: tickets carry the row's key, so the other worker knows it as its own."""
+        first = make()
+        second = make.again(first)
+        ticket = first.begin("r1", "q")
+        assert first.commit(ticket, "a", "stop") is CommitStatus.COMMITTED
+        carried = pickle.loads(pickle.dumps(ticket))
+        expected = CommitStatus.FOREIGN if make.kind == "memory" else CommitStatus.DUPLICATE
+        assert second.commit(carried, "a", "stop") is expected
+
+    def test_the_check_is_redone_when_the_compare_and_set_fails(self, make: Maker) -> None:
+        """A commit that passed its checks on a snapshot, while another worker commits before its write, is STALE
+        (or DUPLICATE for the same request): the compare-and-set wrote nothing and the checks ran again."""
+        if make.kind == "memory":
+            pytest.skip("in memory one lock orders every commit: the write cannot find the version moved")
+        points: list[str] = []
+        first = make()
+        rival = make.again(first)
+
+        def rival_commits(ticket: Ticket, answer: str) -> Callable[[str], None]:
+            def probe(point: str) -> None:  # the rival commits after our checks passed, before our write
+                points.append(point)
+                if point == "commit:write" and points.count(point) == 1:
+                    assert rival.commit(ticket, answer, "stop") is CommitStatus.COMMITTED
+
+            return probe
+
+        session = make.again(first, probe=rival_commits(rival.begin("r-rival", "q2"), "b"))
+        assert session.commit(session.begin("r-mine", "q1"), "a", "stop") is CommitStatus.STALE
+        assert points == ["begin:enter", "commit:enter", "commit:checked", "commit:write", "commit:raced"]
+        twin = rival.begin("r-same", "q")  # one request delivered to two workers
+        points.clear()
+        racer = make.again(first, probe=rival_commits(twin, "a"))
+        assert racer.commit(pickle.loads(pickle.dumps(twin)), "a", "stop") is CommitStatus.DUPLICATE
+        assert points == ["commit:enter", "commit:checked", "commit:write", "commit:raced"]
+        assert _state(first) == (2, (*_pair("q2", "b"), *_pair("q", "a")), ("r-rival", "r-same"))
+
+    def test_same_name_new_row_is_another_session(self, make: Maker, tmp_path: Path) -> None:
+        """Identity is the row's random key, never the name: a session recreated under the same name, or one of
+        the same name in another database, refuses the old tickets."""
+        if make.kind == "memory":
+            pytest.skip("in memory, identity is the object (tests/test_versioned.py)")
+        session = make()
+        ticket = session.begin("r1", "q")
+        store = make.store()
+        assert store is not None
+        store.drop_session(session.session_id)  # type: ignore[attr-defined]
+        reborn = VersionedSession(session.session_id, store=store)
+        assert reborn.commit(ticket, "a", "stop") is CommitStatus.FOREIGN
+        elsewhere = VersionedSession(session.session_id, store=SqliteStore(tmp_path / "elsewhere.db"))
+        assert elsewhere.commit(reborn.begin("r2", "q"), "a", "stop") is CommitStatus.FOREIGN
+
+    def test_receipts_survive_a_restart(self, make: Maker) -> None:
+        """Durable: a new session object (a restarted process) still knows the request id; memory cannot."""
+        if make.kind == "memory":
+            pytest.skip("a restarted process starts from nothing (scenarios/restart_forgets_receipts.py)")
+        session = make()
+        session.commit(session.begin("r1", "q"), "a", "stop")
+        restarted = make.again(session)
+        assert restarted.commit(restarted.begin("r1", "q"), "a", "stop") is CommitStatus.DUPLICATE
+        assert _state(restarted) == (1, _pair("q", "a"), ("r1",))
+
+    def test_without_compare_and_set_an_answer_is_lost(self, make: Maker) -> None:
+        """The mutant writes what it decided on its snapshot: two workers both COMMITTED, one answer gone."""
+        if make.kind == "memory":
+            pytest.skip("in memory the mutant's one lock does protect the state")
+        second = make(cls=InProcessLockSession)
+        b = second.begin("rb", "qb")
+
+        def probe(point: str) -> None:  # second commits after first's check passed, before first writes
+            if point == "commit:write":
+                assert second.commit(b, "B", "stop") is CommitStatus.COMMITTED
+
+        first = make.again(second, cls=InProcessLockSession, probe=probe)
+        assert first.commit(first.begin("ra", "qa"), "A", "stop") is CommitStatus.COMMITTED
+        assert second.snapshot() == (1, _pair("qa", "A"))  # two COMMITTED, one version, B's answer is gone
+
+
+class TestSchema:
+    def test_created_on_first_use_and_versioned(self, tmp_path: Path) -> None:
+        """The tables appear with the first store and carry their schema version."""
+        path = tmp_path / "new.db"
+        SqliteStore(path).close()
+        with sqlite3.connect(path) as db:
+            assert db.execute("SELECT version FROM lab_schema").fetchall() == [(SCHEMA_VERSION,)]
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert tables >= {"lab_schema", "lab_sessions", "lab_receipts"}
+
+    def test_another_schema_version_is_refused(self, tmp_path: Path) -> None:
+        """A database written by another schema version is refused in one line, not misread."""
+        path = tmp_path / "future.db"
+        SqliteStore(path).close()
+        with sqlite3.connect(path) as db:
+            db.execute("UPDATE lab_schema SET version = 99")
+        with pytest.raises(StoreError, match="schema version 99; this lab knows version 1"):
+            SqliteStore(path)
+
+    def test_postgres_schema(self, postgres_url: str) -> None:
+        """PostgreSQL gets the same tables and version, created once however many stores open it."""
+        import psycopg
+
+        for _ in range(2):
+            store = open_store(postgres_url)
+            assert store is not None
+            store.close()
+        with psycopg.connect(postgres_url) as db:
+            assert db.execute("SELECT version FROM lab_schema").fetchall() == [(SCHEMA_VERSION,)]
+
+    @pytest.mark.parametrize(
+        ("spec", "message"),
+        [
+            ("sqlite:", "sqlite: needs a file"),
+            ("mysql://x", "unknown store 'mysql://x'"),
+            ("sqlite:/nonexistent-folder/x.db", "cannot use /nonexistent-folder/x.db as a SQLite store"),
+            ("postgresql://lab@127.0.0.1:1/none", "cannot use postgresql://lab@127.0.0.1:1/none as a PostgreSQL store"),
+        ],
+    )
+    def test_store_mistakes_are_one_line(self, spec: str, message: str) -> None:
+        """A store that cannot be used is a LabError in one line."""
+        with pytest.raises(LabError, match=message) as raised:
+            open_store(spec)
+        assert "\n" not in str(raised.value)
+
+    def test_memory_is_no_store(self) -> None:
+        """``memory`` names the session object itself."""
+        assert open_store("memory") is None
+        assert VersionedSession("s1").store_name == "memory"
