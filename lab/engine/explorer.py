@@ -436,42 +436,6 @@ class Explorer:
                 children.append(head)
                 return
 
-    def _reverse_race(self, nodes: list[_Node], j: int, k: int, actor: str, upcoming: Footprint,
-                      known: dict[str, int]) -> None:
-        """Schedule, at node ``j``, a step that can start the reversed order of the race (source-set DPOR).
-
-        The racing actor itself when it can run there and nothing between ``j`` and its racing step must come first.
-        Otherwise an *initial* of the steps that must come before its racing step: the steps after ``j`` not
-        ordered after step ``j``, and of those one that nothing before it in that sequence happens-before (Abdulla
-        et al., "Source Sets", 2014), preferring one that is awake at ``j``; only when there is none, every actor
-        enabled there. Adding the racing actor when another actor's step must precede it (a chain of two races,
-        ``rate -> price -> invoice``) would lose that order.
-        """
-        earlier = nodes[j]
-        later: list[int] = []
-        initials: list[str] = []
-        for i in range(j + 1, k):
-            step = nodes[i]
-            if self._happens_before(nodes, j, i):
-                continue
-            if step.chosen not in initials and not any(self._happens_before(nodes, m, i) for m in later):
-                initials.append(step.chosen)
-            later.append(i)
-        actor_first = not any(
-            known.get(nodes[m].chosen, -1) >= m or self._conflict(self._step(nodes[m]), upcoming) for m in later
-        )
-        if actor_first and actor in earlier.enabled:
-            earlier.backtrack.add(actor)  # if it sleeps at ``j``, its step from there was explored already
-            return
-        candidates = [q for q in initials if q in earlier.enabled]
-        if any(q in earlier.backtrack for q in candidates):
-            return
-        awake = [q for q in candidates if q not in earlier.sleep]
-        if awake:
-            earlier.backtrack.add(awake[0])
-        elif not candidates:
-            earlier.backtrack.update(earlier.enabled)
-
     @staticmethod
     def _happens_before(nodes: list[_Node], m: int, i: int) -> bool:
         """True when step ``m`` happens before step ``i`` (same actor earlier, or a chain of conflicts)."""
