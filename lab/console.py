@@ -1,4 +1,4 @@
-"""``python -m lab chat``: ask questions on one in-process session, offline on the scripted double or live over HTTP.
+"""``python -m lab chat``: ask questions on one session, offline on the scripted double or live over HTTP.
 
 The console is a thin command: it parses arguments, reads the environment (the library never does), builds a
 session and a transport, and prints one line per question: the answer when it was committed, otherwise the status
@@ -8,6 +8,10 @@ after a failure or a STALE answer the user decides whether to ask again.
 Offline (the default) it needs no network and no key: the scripted double answers ``(offline) you asked: ...``, and
 a question ``!timeout``, ``!http_429``, ``!http_status``, ``!io``, ``!parse``, ``!empty`` or ``!length`` plays that
 outcome, so every row of the reply table can be tried by hand.
+
+``--store sqlite:PATH`` (or a ``postgresql://`` URL) keeps a versioned session's conversation in a database, so it
+is still there after a restart, and several consoles on one database share it (a STALE answer says another one
+committed first). The start line says which store holds the conversation.
 """
 
 from __future__ import annotations
@@ -15,12 +19,14 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import secrets
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import NoReturn, TextIO
 
 from lab.errors import LabError, UsageError
 from lab.messages import DEFAULT_MODEL, ChatRequest
+from lab.sessions.stores import StoreError, open_store
 from lab.sessions.transactional import AskResult, AskStatus, TransactionalChat
 from lab.sessions.versioned import CommitStatus, VersionedSession
 from lab.transport.contract import FailureKind, Reply, Transport, TransportFailure
@@ -82,18 +88,24 @@ def transactional_asker(chat: TransactionalChat) -> Asker:
     return ask
 
 
-def versioned_asker(session: VersionedSession, transport: Transport, *, model: str = DEFAULT_MODEL) -> Asker:
+def versioned_asker(
+    session: VersionedSession,
+    transport: Transport,
+    *,
+    model: str = DEFAULT_MODEL,
+    request_ids: Iterator[str] | None = None,
+) -> Asker:
     """Ask on a :class:`VersionedSession`: begin, send outside the lock, commit; never re-request on STALE.
 
-    Request ids are ``r1``, ``r2``, ... in the order questions are sent; a blank question is refused before
-    ``begin`` and takes no id.
+    Request ids are ``r1``, ``r2``, ... in the order questions are sent, or the next of ``request_ids``; a blank
+    question is refused before ``begin`` and takes no id.
     """
-    numbers = itertools.count(1)
+    ids = request_ids if request_ids is not None else (f"r{n}" for n in itertools.count(1))
 
     def ask(question: str) -> str:
         if not question.strip():
             return "[EMPTY_QUESTION] the question is blank; nothing was sent"
-        ticket = session.begin(f"r{next(numbers)}", question)
+        ticket = session.begin(next(ids), question)
         try:
             reply = transport.send(ticket.to_request(model=model))
         except TransportFailure as failure:
@@ -144,12 +156,22 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     chat = commands.add_parser(
         "chat",
-        help="chat on one in-process session",
-        description="Chat on one in-process session: offline on the scripted double, or live with --live.",
+        help="chat on one session",
+        description="Chat on one session: offline on the scripted double, or live with --live.",
     )
     chat.add_argument(
-        "--session", choices=("transactional", "versioned"), default="transactional",
-        help="transactional: one question at a time under a lock (default); versioned: begin, send, commit",
+        "--session",
+        choices=("transactional", "versioned"),
+        default=None,
+        help="transactional: one question at a time under a lock (default in memory); versioned: begin, send, "
+        "commit (the default with a durable --store)",
+    )
+    chat.add_argument(
+        "--store",
+        default="memory",
+        metavar="STORE",
+        help="where a versioned session keeps the conversation: memory (default, gone on restart), sqlite:PATH, "
+        "or postgresql://USER@HOST:PORT/DB (both kept across restarts)",
     )
     chat.add_argument("--live", action="store_true", help=f"call the real service (needs {API_KEY_VARIABLE})")
     chat.add_argument(
@@ -157,7 +179,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     chat.add_argument("--model", default=DEFAULT_MODEL, help=f"the model each request names (default: {DEFAULT_MODEL})")
     chat.add_argument(
-        "--deadline", type=_seconds, default=None, metavar="SECONDS",
+        "--deadline",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
         help="live only: give up on one request after this many seconds in total (default: no deadline)",
     )
     return parser
@@ -184,14 +209,32 @@ def _build(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[Asker, str
             raise UsageError("--base-url and --deadline only apply with --live")
         transport = _OfflineTransport()
         where = "Offline chat (scripted answers, no network)"
-    if args.session == "versioned":
-        asker = versioned_asker(VersionedSession("console"), transport, model=args.model)
-    else:
+    durable = args.store != "memory"
+    session_kind = args.session or ("versioned" if durable else "transactional")
+    if durable and session_kind != "versioned":
+        raise UsageError("--store keeps a versioned session; use it with --session versioned (or leave --session out)")
+    if session_kind == "transactional":
         asker = transactional_asker(TransactionalChat(transport, model=args.model))
+        return asker, f"{where}, transactional session. {_MEMORY_NOTE}"
+    try:
+        store = open_store(args.store)
+        session = VersionedSession("console", store=store)
+        version, history = session.snapshot()
+    except StoreError as error:
+        raise UsageError(str(error)) from None
+    if store is None:
+        return versioned_asker(session, transport, model=args.model), f"{where}, versioned session. {_MEMORY_NOTE}"
+    # Request ids must not repeat across restarts: a receipt of an earlier run would call a new question a conflict.
+    run = secrets.token_hex(4)
+    ids = (f"{run}-r{n}" for n in itertools.count(1))
     banner = (
-        f"{where}, {args.session} session. Memory is in-process only and is gone on restart; type exit to end."
+        f"{where}, versioned session in {session.store_name} (version {version}, {len(history) // 2} pairs kept)."
+        " The conversation is kept there across restarts; type exit to end."
     )
-    return asker, banner
+    return versioned_asker(session, transport, model=args.model, request_ids=ids), banner
+
+
+_MEMORY_NOTE = "Memory is in-process only and is gone on restart; type exit to end."
 
 
 def _live_transport(args: argparse.Namespace, env: Mapping[str, str]) -> HttpTransport:
