@@ -27,8 +27,9 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
-from lab.engine.footprint import Footprint, conflict
+from lab.engine.footprint import ANY_KEY, Footprint, conflict
 from lab.engine.schedule import schedule_string
 from lab.engine.scheduler import DecisionPoint, RunResult
 
@@ -296,75 +297,66 @@ class Explorer:
         return node.pending.get(node.chosen, frozenset())
 
     def _add_races(self, nodes: list[_Node], first_new: int) -> None:
-        """DPOR: reverse every race into each new step, then races with the steps blocked actors never took."""
+        """Happens-before by vector clocks, and every race into each new step, found incrementally: an index of the
+        latest access to each piece of state by each actor gives, per step, the last conflicting step of every other
+        actor without scanning the run. Then the races of steps blocked actors never took."""
         last_clock: dict[str, dict[str, int]] = {}
-        touching: list[int] = []  # the steps with a non-empty footprint, in order: the only ones that can conflict
+        history = _History()
         end = 0
         for k, node in enumerate(nodes):
             if not node.chosen:
                 break
             end = k + 1
             taken = self._step(node)
-            if node.clock is None:
-                clock = dict(last_clock.get(node.chosen, {}))
-                if taken:
-                    for j in touching:
-                        earlier = nodes[j]
-                        if earlier.clock is not None and self._conflict(self._step(earlier), taken):
-                            for actor, tick in earlier.clock.items():
-                                if clock.get(actor, -1) < tick:
-                                    clock[actor] = tick
-                clock[node.chosen] = k
+            actor = node.chosen
+            if taken and (node.clock is None or k >= first_new):
+                latest = history.latest_conflicting(taken, actor)
+                clock = dict(last_clock.get(actor, {}))
+                for j in latest.values():
+                    earlier = nodes[j].clock or {}
+                    for who, tick in earlier.items():
+                        if clock.get(who, -1) < tick:
+                            clock[who] = tick
+                clock[actor] = k
                 node.clock = clock
-            if k >= first_new and taken:
-                self._races_into(nodes, k, last_clock.get(node.chosen, {}), touching)
-            last_clock[node.chosen] = node.clock
+                if k >= first_new:
+                    self._races_into(nodes, k, latest, last_clock.get(actor, {}))
+            elif node.clock is None:
+                clock = dict(last_clock.get(actor, {}))
+                clock[actor] = k
+                node.clock = clock
+            last_clock[actor] = node.clock
             if taken:
-                touching.append(k)
+                history.add(k, actor, taken)
         if end and end >= first_new:
-            self._races_of_untaken(nodes, end, last_clock, touching)
+            self._races_of_untaken(nodes, end, last_clock, history)
 
     def _races_of_untaken(self, nodes: list[_Node], end: int, last_clock: dict[str, dict[str, int]],
-                          touching: list[int]) -> None:
+                          history: _History) -> None:
         """An actor that never ran again (blocked at the end, a deadlock) still has a next step: what it announced.
         Race it against the steps taken, as if it came last."""
         last = nodes[end - 1]
         for actor, upcoming in last.pending.items():
             if actor == last.chosen or not upcoming:
                 continue
-            known = last_clock.get(actor, {})
-            for j in reversed(touching):
-                earlier = nodes[j]
-                if earlier.chosen == actor or not self._conflict(self._step(earlier), upcoming):
-                    continue
-                if known.get(earlier.chosen, -1) >= j:
-                    break  # already ordered before this actor's next step: no race
-                self._plan_reversal(nodes, j, (actor, upcoming), end)
-                break
+            latest = history.latest_conflicting(upcoming, actor)
+            self._races_into(nodes, end, latest, last_clock.get(actor, {}), untaken=(actor, upcoming))
 
-    def _races_into(self, nodes: list[_Node], k: int, known: dict[str, int], touching: list[int]) -> None:
-        """Source-set DPOR: every race into executed step ``k``, not only the last conflicting step before it.
-
-        For each other actor, its last step ``j`` before ``k`` that conflicts with ``k`` races with ``k`` when no
-        step in between is ordered after ``j`` and before ``k``; each such race is reversed at ``j``. Looking at the
-        last conflicting step alone misses ``invoice`` reading a price that ``price`` wrote from the rate ``rate``
-        wrote: reversing it needs ``rate`` scheduled before ``invoice``'s read.
-        """
-        node = nodes[k]
-        taken = self._step(node)
-        seen: set[str] = set()
-        for position in range(len(touching) - 1, -1, -1):
-            j = touching[position]
-            earlier = nodes[j]
-            if earlier.chosen == node.chosen or earlier.chosen in seen:
-                continue
-            if not self._conflict(self._step(earlier), taken):
-                continue
-            seen.add(earlier.chosen)
-            between = touching[position + 1:]  # a step with an empty footprint orders nothing
-            if any(self._happens_before(nodes, j, i) and self._happens_before(nodes, i, k) for i in between):
+    def _races_into(self, nodes: list[_Node], k: int, latest: dict[str, int], before: dict[str, int],
+                    untaken: Event | None = None) -> None:
+        """Reverse every race into step ``k``: for each other actor, its last step ``j`` that conflicts with ``k``,
+        unless ``j`` already happens before ``k`` through another way -- the actor's own previous step, or the
+        last conflicting step of a third actor. Looking at the latest conflicting step alone would miss ``invoice``
+        reading a price that ``price`` wrote from the rate ``rate`` wrote."""
+        second: Event = untaken if untaken is not None else (nodes[k].chosen, self._step(nodes[k]))
+        for who, j in latest.items():
+            reached = before.get(who, -1)
+            for other, i in latest.items():
+                if other != who:
+                    reached = max(reached, (nodes[i].clock or {}).get(who, -1))
+            if reached >= j:
                 continue  # ordered through a step in between: not a race of its own
-            self._plan_reversal(nodes, j, (node.chosen, taken), k)
+            self._plan_reversal(nodes, j, second, k)
 
     def _plan_reversal(self, nodes: list[_Node], j: int, second: Event, at: int, depth: int = 0) -> None:
         """Plan, at node ``j``, the steps that reverse the race between step ``j`` and ``second`` (at ``at``): the
@@ -475,6 +467,66 @@ class _Guide:
             node.current is not None and node.current in node.enabled and chosen != node.current
         )
         return chosen
+
+
+class _History:
+    """The latest access of each piece of state by each actor, for finding conflicts without scanning the run."""
+
+    def __init__(self) -> None:
+        # thing -> actor -> [latest write per key, latest read per key, latest write of all, latest read of all,
+        #                    latest write of any key, latest read of any key]
+        self._by_thing: dict[str, dict[str, list[Any]]] = {}
+        self._any_step: dict[str, int] = {}  # actor -> its latest step that touched anything
+        self._anything: dict[str, int] = {}  # actor -> its latest step that may have touched everything
+
+    def add(self, index: int, actor: str, footprint: Footprint) -> None:
+        self._any_step[actor] = index
+        for thing, key, mode in footprint:
+            if thing == "*":
+                self._anything[actor] = index
+                continue
+            slots = self._by_thing.setdefault(thing, {}).setdefault(actor, [{}, {}, -1, -1, -1, -1])
+            write = mode == "w"
+            if key == ANY_KEY:
+                slots[2 if write else 3] = index
+            else:
+                slots[0 if write else 1][key] = index
+            slots[4 if write else 5] = index
+
+    def latest_conflicting(self, footprint: Footprint, actor: str) -> dict[str, int]:
+        """For each other actor, the latest of its steps recorded so far that conflicts with ``footprint``."""
+        found: dict[str, int] = {}
+
+        def note(who: str, index: int) -> None:
+            if index >= 0 and index > found.get(who, -1):
+                found[who] = index
+
+        for who, index in self._anything.items():
+            if who != actor:
+                note(who, index)
+        for thing, key, mode in footprint:
+            if thing == "*":
+                for who, index in self._any_step.items():
+                    if who != actor:
+                        note(who, index)
+                continue
+            if thing == "probe":
+                continue
+            for who, slots in self._by_thing.get(thing, {}).items():
+                if who == actor:
+                    continue
+                writes_key, reads_key, write_all, read_all, write_any, read_any = slots
+                if key == ANY_KEY:
+                    note(who, write_any)
+                    if mode == "w":
+                        note(who, read_any)
+                    continue
+                note(who, writes_key.get(key, -1))
+                note(who, write_all)
+                if mode == "w":
+                    note(who, reads_key.get(key, -1))
+                    note(who, read_all)
+        return found
 
 
 def _locks_taken(footprint: Footprint) -> set[str]:
