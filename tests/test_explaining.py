@@ -174,3 +174,12 @@ def test_a_racy_scenario_of_ones_own_names_its_state_and_lines(tmp_path: Path) -
     assert f"read self.counter['hits'] at {shown}:{read[4]}" in text
     assert f"write self.counter['hits'] at {shown}:{write[4]}" in text
     _assert_swap_is_allowed(loaded, found, explanation)
+
+
+def test_an_access_without_a_place_is_named_without_one() -> None:
+    """State noted without a file and line (a database row) and the lock operation that began a step get no
+    made-up location."""
+    row = Touch("read", "obj:db sqlite:chat.db.session:s1", "*", "", 0)
+    assert row.describe() == "read db sqlite:chat.db.session:s1 (all of it)"
+    lock = Touch("write", "lock", "s1.lock", "", 0)
+    assert lock.describe() == "write lock s1.lock (the lock operation that began the step)"

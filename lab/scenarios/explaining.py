@@ -60,8 +60,11 @@ _ROOT = Path(lab.__file__).resolve().parent.parent
 
 @dataclass(frozen=True)
 class Touch:
-    """One access of a racing step that conflicts with the other step: what, where (``line`` 0: the scheduling
-    operation that began the step, a lock's acquire say, which has no line of its own)."""
+    """One access of a racing step that conflicts with the other step: what, where, under which locks.
+
+    ``file`` is "" (and ``line`` 0) for an access without a place of its own: the lab operation that began the step
+    (a lock's acquire, say), or state the code noted without one (a database row, through ``note_shared_access``).
+    """
 
     mode: str
     thing: str
@@ -79,7 +82,7 @@ class Touch:
         """``read self.session._version at lab/sessions/versioned.py:260``."""
         if self.file:
             return f"{describe_entry(self.entry)} at {self.file}:{self.line}"
-        if self.thing == "*":
+        if self.thing == "*" or self.thing.startswith("obj:"):  # state noted without a place (a database row)
             return describe_entry(self.entry)
         return f"{describe_entry(self.entry)} (the {self.thing} operation that began the step)"
 
@@ -468,7 +471,7 @@ def _touches(run: RunResult, step: int, roots: Sequence[Path]) -> list[Touch]:
         if access.step != step or access.entry[0] == "probe":
             continue
         logged.add(access.entry)
-        where = (_shown(access.where[0], roots), access.where[1])
+        where = (_shown(access.where[0], roots), access.where[1]) if access.where[0] else ("", 0)
         if (access.entry, *where) not in seen:
             seen.add((access.entry, *where))
             found.append(_touch(access.entry, *where, access.locks))
