@@ -17,19 +17,31 @@ from lab.sessions.stores.postgres import PostgresStore
 from lab.sessions.versioned import VersionedSession
 
 SESSION = "row_lock_wait"
-NO_SERVER = (f"no PostgreSQL server: set {POSTGRES_URL_VARIABLE}, or run under "
-             "`python -m lab.sessions.stores.pgserver -- ...`, which starts a throwaway one")
+NO_SERVER = (
+    f"no PostgreSQL server: set {POSTGRES_URL_VARIABLE}, or run under "
+    "`python -m lab.sessions.stores.pgserver -- ...`, which starts a throwaway one"
+)
 
 
 class RowLockWait(Scenario):
     source = "article 003, section 4 (database lock conflicts, which it did not measure), on PostgreSQL"
     actors = ("holder", "waiter")
     outcomes = (
-        acceptable("the waiter's commit came while the holder held the row: it waited for the holder's transaction, "
-                   "then found version 1: STALE", holder="COMMITTED", waiter="STALE", server_refused_waiter=True,
-                   version=1),
-        acceptable("the holder's transaction ended before the waiter's commit: no wait, and version 1 says STALE",
-                   holder="COMMITTED", waiter="STALE", server_refused_waiter=False, version=1),
+        acceptable(
+            "the waiter's commit came while the holder held the row: it waited for the holder's transaction, "
+            "then found version 1: STALE",
+            holder="COMMITTED",
+            waiter="STALE",
+            server_refused_waiter=True,
+            version=1,
+        ),
+        acceptable(
+            "the holder's transaction ended before the waiter's commit: no wait, and version 1 says STALE",
+            holder="COMMITTED",
+            waiter="STALE",
+            server_refused_waiter=False,
+            version=1,
+        ),
         interesting(f"not run: {NO_SERVER}", holder="SKIPPED", waiter="SKIPPED", skipped=NO_SERVER),
     )
 
@@ -40,8 +52,12 @@ class RowLockWait(Scenario):
         row = self.lab.lock("row s1")  # the server's lock on the session's row, as the scheduler sees it
         self.stores = {who: PostgresStore(self.url, name="postgresql:lessons", row_lock=row) for who in self.actors}
         self.stores["holder"].drop_session(SESSION)  # every run starts from a fresh row
-        self.sessions = {who: VersionedSession(SESSION, store=self.stores[who], lock=self.lab.lock(f"{who}.lock"),
-                                               probe=self.lab.probe(who)) for who in self.actors}
+        self.sessions = {
+            who: VersionedSession(
+                SESSION, store=self.stores[who], lock=self.lab.lock(f"{who}.lock"), probe=self.lab.probe(who)
+            )
+            for who in self.actors
+        }
         self.row_held = self.lab.latch("row-held")
         self.waiter_asked = self.lab.latch("waiter-asked")
         self.holder_model = self.lab.transport("holder.model", [Held(Reply("holder answer"), until=self.waiter_asked)])
@@ -71,8 +87,11 @@ class RowLockWait(Scenario):
         if self.url is None:
             return {"skipped": NO_SERVER}
         version, _history = self.sessions["holder"].snapshot()
-        return {"store": self.sessions["holder"].store_name, "version": version,
-                "server_refused_waiter": self.stores["waiter"].lock_waits > 0}
+        return {
+            "store": self.sessions["holder"].store_name,
+            "version": version,
+            "server_refused_waiter": self.stores["waiter"].lock_waits > 0,
+        }
 
     def invariants(self):
         if self.url is None:
