@@ -5,26 +5,72 @@ as one indivisible step. Real threads are not so polite: CPython may switch betw
 touches shared state twice (reads a version, then writes the history that relies on it) and another actor touches
 the same state in between -- with no lock both hold, and nothing (a latch, a barrier) ordering the two -- then
 orders exist that the explorer cannot produce at this granularity, and a PASS would be a claim about a program that
-does not exist. This module finds such a step in one run, so the verdict can say so instead.
+does not exist. This module finds such a step, so the verdict can say so instead.
 
-The test, per step S of actor A: two of S's accesses, a1 then a2, each conflict with an access of the same other
-actor B (possibly one and the same access of B), B's step is not ordered before or after S by synchronisation
-(latches, events, barriers, conditions, semaphores, queues, or a lock released by one and then taken by the
-other), and neither pair holds a lock
-in common. Then B's access could fall between a1 and a2,
-an interleaving equivalent to neither "S first" nor "B first".
+**The test.** A step S of actor A can be split when two of its accesses, a1 then a2, each conflict with an access
+of one other actor B (possibly one and the same access of B), with no lock held in common by either pair, and B's
+access can run concurrently with S's data: B's access falls between a1 and a2, an interleaving equivalent to neither
+"S first" nor "B first".
+
+**Concurrency is judged on the operations, not on whole steps.** A step begins with the operation that opened it (a
+lock release, a latch count-down, a probe) and then runs data accesses. So a release orders what came *before* it,
+never the accesses that follow it in the same step: B's data in step j is ordered before S's data only when the
+operation that opens B's *next* step happens-before the operation that opens S, and S's data is ordered before B's
+step j only when the operation that opens A's next step happens-before j's. Happens-before is program order plus
+synchronisation only (latches, events, barriers, conditions, semaphores, queues, and this run's order of lock
+operations): data accesses do not order steps here, since those are the orders in question. A pair ordered only by
+this run's lock order is judged again in the runs that reverse it (the explorer tries every order of conflicting lock
+operations).
+
+**Runs are compared.** What B does concurrently with S depends on the order: in the run where ``first`` commits,
+``retry`` finds the receipt and touches almost nothing; in the run where ``retry`` goes first it does the whole
+commit. Only together do they show that ``retry``'s commit can fall inside ``first``'s. So what each actor touched is
+kept per *sync epoch* across runs, and S's concurrent window (computed in S's own run) is a range of B's epochs.
+
+**Sync epochs: a numbering that waiting does not shift.** An actor's epoch counts the synchronisation operations it
+has performed (a step whose footprint holds a latch, event, barrier, lock, condition, semaphore or queue entry starts
+the next epoch), so its 0th epoch runs from its start to its first synchronisation. Step numbers would not do: a
+wait that blocks ends its step and adds a resumption step, so "B's 3rd step" names different code in a run where B
+waited and in one where it did not. A resumption is recognised and kept in the epoch of the operation it resumes:
+after its previous step the actor was not runnable (it was parked), or -- a timed wait that expired at once, because
+nobody else could go -- that step touched no data, it was the only actor that could run next, and the resumed step
+repeats its synchronisation entries. Epochs are exact for windows: synchronisation, hence concurrency with S,
+changes only where an epoch begins, and a parked step touches no data.
+
+**Runs cut short** (pruned by the sleep sets, out of budget, hung) say nothing of what would have come next, so a
+window whose end lies beyond the cut is not judged there: a pruned run is a prefix of a run the explorer did
+complete, where it is. What cut runs did touch still counts.
+
+Limits (it is a check on the steps that ran, not a proof): a step whose accesses depend on data another actor
+writes may be judged by accesses it would not make in the interleaving found; epochs are matched by number, so two
+paths through an actor that synchronise a different number of times are compared epoch by epoch.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import groupby
+from operator import itemgetter
 
-from lab.engine.footprint import conflict, describe_entry, entries_conflict
-from lab.engine.scheduler import Access, RunResult
+from lab.engine.footprint import ANY_KEY, Entry, Footprint, describe_entry, entries_conflict
+from lab.engine.scheduler import Access, Decision, RunResult, RunStatus
 
 _SYNC_KINDS = frozenset({"latch", "event", "barrier", "lock", "condition", "semaphore", "queue"})
 FINER = {"probe": "line", "line": "instruction"}
+
+_COMPLETE = frozenset({RunStatus.FINISHED, RunStatus.DEADLOCK})
+"""Runs whose end is the program's: every actor finished, or none could go on. Others were cut short."""
+
+_Profile = dict[tuple[object, ...], Access]
+_Window = tuple[int, int]
+"""A range of another actor's epochs, ``(first, end)``, ``end`` exclusive (``_OPEN``: to its last)."""
+_OPEN = 1 << 62
+_STEP = itemgetter(0)
+_WHAT = itemgetter(slice(2, None))
+"""An access without its step and actor: what it touched, where, under which locks."""
+_NONE: frozenset[Entry] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -48,69 +94,65 @@ class SplitStep:
 
 
 class AtomicityCheck:
-    """Collects, over every run of an exploration, the steps that touch shared state more than once and what each
-    actor's steps touch, then looks for a step another actor can split (see the module docstring).
-
-    Runs are compared, not only judged one by one: in the run where ``first`` commits, ``retry`` finds the receipt
-    and touches almost nothing; in the run where ``retry`` goes first it does the whole commit. Only together do
-    they show that ``retry``'s commit can fall inside ``first``'s. Actor steps are matched across runs by their
-    number within the actor (its 3rd step), and a pair counts as concurrent when, in the run that recorded the
-    split-able step, synchronisation ordered it neither before nor after.
+    """Collects, over every run of an exploration, the steps that touch shared state more than once (each with the
+    epochs of every other actor that ran concurrently with it) and what each actor touched in each of its epochs,
+    then looks for a step another actor can split (see the module docstring).
     """
 
     def __init__(self) -> None:
-        self._candidates: dict[tuple[object, ...], tuple[str, int, tuple[Access, ...], dict[str, tuple[int, int]]]] = {}
-        self._profiles: dict[tuple[str, int], dict[tuple[object, ...], Access]] = {}
+        self._candidates: dict[tuple[object, ...], tuple[tuple[Access, ...], dict[str, _Window]]] = {}
+        self._profiles: dict[tuple[str, int], _Profile] = {}
+        self._merged: set[tuple[tuple[str, int], tuple[object, ...]]] = set()
+        self._index: dict[str, dict[str, list[tuple[int, Access]]]] | None = None
 
     def add_run(self, run: RunResult) -> None:
         """Take in one run's accesses."""
         if not run.accesses:
             return
+        self._index = None
         actors = [decision.chosen for decision in run.decisions]
-        clocks = _sync_order(actors, run.step_footprints)
-        own_index: list[int] = []
-        steps_of: dict[str, list[int]] = {}
-        for i, actor in enumerate(actors):
-            own_index.append(len(steps_of.setdefault(actor, [])))
-            steps_of[actor].append(i)
-        by_step: dict[int, list[Access]] = {}
-        first_seen: dict[str, int] = {}
-        for access in run.accesses:
-            thing = access.entry[0]
-            first = first_seen.setdefault(thing, access.step)
-            if first == access.step and f"#{access.actor}." in thing:
-                continue  # an object this step made and nobody else can reach yet
-            by_step.setdefault(access.step, []).append(access)
-        for step, mine in by_step.items():
-            if step >= len(actors):
-                continue
+        footprints = run.step_footprints
+        sync = [_sync_entries(footprints[i]) if i < len(footprints) else _NONE for i in range(len(actors))]
+        shared, touched = _shared_accesses(run.accesses, len(actors))
+        epochs, ends = _epochs(actors, run.decisions, sync, touched)
+        windows_of = _Windows(actors, sync, epochs, ends, complete=run.status in _COMPLETE)
+        profiles, merged, candidates = self._profiles, self._merged, self._candidates
+        for step, mine in shared.items():
             actor = actors[step]
-            profile = self._profiles.setdefault((actor, own_index[step]), {})
-            for access in mine:
-                profile.setdefault((access.entry, access.locks, access.where), access)
+            content = tuple(map(_WHAT, mine))
+            place = (actor, epochs[step])
+            if (place, content) not in merged:  # the same accesses in the same epoch, as in an earlier run
+                merged.add((place, content))
+                profile = profiles.setdefault(place, {})
+                for what, access in zip(content, mine, strict=True):
+                    profile.setdefault(what, access)
             if len(mine) < 2:
                 continue
-            window = {other: _window(clocks, step, actor, other, steps, own_index)
-                      for other, steps in steps_of.items() if other != actor}
-            key = (actor, own_index[step], tuple((a.entry, a.locks, a.where) for a in mine),
-                   tuple(sorted(window.items())))
-            if key not in self._candidates:
-                self._candidates[key] = (actor, own_index[step], tuple(mine), window)
+            windows = windows_of.around(step)
+            if windows and (actor, content, windows) not in candidates:
+                candidates[(actor, content, windows)] = (tuple(mine), dict(windows))
 
     def finding(self) -> SplitStep | None:
         """The first split-able step found, in a stable order, or ``None``."""
-        index: dict[str, dict[str, list[tuple[int, Access]]]] = {}  # actor -> thing -> (step number, access)
-        for (who, number), profile in sorted(self._profiles.items()):
-            things = index.setdefault(who, {})
-            for access in profile.values():
-                things.setdefault(access.entry[0], []).append((number, access))
+        index = self._by_thing()
         for key in sorted(self._candidates, key=repr):
-            _actor, _number, mine, window = self._candidates[key]
-            for other in sorted(window):
-                found = _split(mine, index.get(other, {}), window[other])
+            mine, windows = self._candidates[key]
+            for other in sorted(windows):
+                found = _split(mine, index.get(other, {}), windows[other])
                 if found is not None:
                     return found
         return None
+
+    def _by_thing(self) -> dict[str, dict[str, list[tuple[int, Access]]]]:
+        """actor -> thing -> (epoch, access), every access the actor was seen to make, in a stable order."""
+        if self._index is None:
+            index: dict[str, dict[str, list[tuple[int, Access]]]] = {}
+            for (who, epoch), profile in sorted(self._profiles.items()):
+                things = index.setdefault(who, {})
+                for access in profile.values():
+                    things.setdefault(access.entry[0], []).append((epoch, access))
+            self._index = index
+        return self._index
 
 
 def find_split_step(run: RunResult) -> SplitStep | None:
@@ -120,32 +162,229 @@ def find_split_step(run: RunResult) -> SplitStep | None:
     return check.finding()
 
 
-def _window(clocks: list[dict[str, int]], step: int, actor: str, other: str, other_steps: list[int],
-            own_index: list[int]) -> tuple[int, int]:
-    """The other actor's step numbers that may run concurrently with ``step`` (of ``actor``): strictly between the
-    last of its steps ordered before ``step`` and the first ordered after it."""
-    last_before = clocks[step].get(other, -1)
-    after = own_index[last_before] if last_before >= 0 else -1
-    low, high = 0, len(other_steps)
-    while low < high:  # once one of the other's steps is ordered after ``step``, all its later ones are
-        middle = (low + high) // 2
-        j = other_steps[middle]
-        if j > step and clocks[j].get(actor, -1) >= step:
-            high = middle
-        else:
-            low = middle + 1
-    before = own_index[other_steps[low]] if low < len(other_steps) else 1 << 30
-    return after, before
+def _sync_entries(footprint: Footprint) -> frozenset[Entry]:
+    found = {entry for entry in footprint if entry[0] in _SYNC_KINDS}
+    return frozenset(found) if found else _NONE
 
 
-def _split(mine: Sequence[Access], theirs: dict[str, list[tuple[int, Access]]],
-           window: tuple[int, int]) -> SplitStep | None:
-    """Two of ``mine`` that accesses of the other actor, in steps inside ``window``, conflict with unprotected."""
-    after, before = window
+def _shared_accesses(accesses: Sequence[Access], steps: int) -> tuple[dict[int, list[Access]], set[int]]:
+    """Each step's accesses that another actor could reach, and the steps that touched any data at all.
+
+    An object labelled as made by the accessing actor (``list#fast.3``) is private in the step that first touched
+    it: nobody else can have a reference to it yet.
+    """
+    by_step: dict[int, list[Access]] = {}
+    for step, group in groupby(accesses, _STEP):
+        if step < steps:
+            by_step.setdefault(step, []).extend(group)
+    touched = set(by_step)
+    first_seen: dict[str, int] = {}
+    for step in sorted(by_step):
+        mine = by_step[step]
+        private: set[str] = set()
+        for access in [a for a in mine if "#" in a[2][0]]:
+            thing = access[2][0]
+            if first_seen.setdefault(thing, step) == step and f"#{access[1]}." in thing:
+                private.add(thing)
+        if private:
+            mine = [a for a in mine if a[2][0] not in private]
+            if mine:
+                by_step[step] = mine
+            else:
+                del by_step[step]
+    return by_step, touched
+
+
+def _epochs(
+    actors: Sequence[str], decisions: Sequence[Decision], sync: Sequence[frozenset[Entry]], touched: set[int]
+) -> tuple[list[int], list[int]]:
+    """Each step's sync epoch within its actor (see the module docstring), and the first epoch none of whose data
+    the step precedes: its own, or the next one when data of its epoch ran before it.
+
+    The second is where a window ends that the step is the first to be ordered after. A resumed step inherits its
+    epoch, and the epoch may have touched data before the actor was parked (held at a probe, which is no
+    synchronisation until it parks): that data is not ordered by what the resumed step waited for.
+    """
+    current: dict[str, int] = {}
+    previous: dict[str, int] = {}
+    dirty: dict[str, bool] = {}  # the actor's current epoch has touched data
+    epochs: list[int] = []
+    ends: list[int] = []
+    for i, actor in enumerate(actors):
+        epoch = current.get(actor, 0)
+        if sync[i]:
+            before = previous.get(actor)
+            if before is None or not _parked_after(before, i, actor, decisions, sync, touched):
+                epoch = current[actor] = epoch + 1
+                dirty[actor] = False
+        epochs.append(epoch)
+        ends.append(epoch + 1 if dirty.get(actor, False) else epoch)
+        if i in touched:
+            dirty[actor] = True
+        previous[actor] = i
+    return epochs, ends
+
+
+def _parked_after(
+    before: int,
+    step: int,
+    actor: str,
+    decisions: Sequence[Decision],
+    sync: Sequence[frozenset[Entry]],
+    touched: set[int],
+) -> bool:
+    """True when ``actor``'s step ``before`` ended with the actor parked, so that ``step`` resumes it."""
+    runnable = decisions[before + 1].runnable
+    if actor not in runnable:
+        return True
+    # a timed wait whose deadline came at once (nobody else could go): parked, yet runnable right away
+    return runnable == (actor,) and before not in touched and bool(sync[before]) and sync[before] <= sync[step]
+
+
+def _sync_order(actors: Sequence[str], sync: Sequence[frozenset[Entry]]) -> list[dict[str, int]]:
+    """Vector clocks of the operations that open each step, over program order and synchronisation only.
+
+    ``clocks[i][X]`` is the last step of actor X whose opening operation happens-before the one opening step ``i``.
+    Every synchronisation entry of the lab's primitives is joined with the last earlier write of the same object
+    (and a write with the reads since), which by transitivity covers every earlier conflicting step.
+    """
+    clocks: list[dict[str, int]] = []
+    last: dict[str, int] = {}
+    writer: dict[tuple[str, str], int] = {}
+    readers: dict[tuple[str, str], list[int]] = {}
+    keys: dict[str, set[str]] = {}
+    for i, actor in enumerate(actors):
+        before = last.get(actor)
+        clock = dict(clocks[before]) if before is not None else {}
+        entries = sync[i]
+        if entries:
+            joined: set[int] = set()
+            for thing, key, mode in entries:
+                for part in _parts(keys, thing, key):
+                    if part in writer:
+                        joined.add(writer[part])
+                    if mode == "w":
+                        joined.update(readers.get(part, ()))
+            for m in joined:
+                for who, tick in clocks[m].items():
+                    if clock.get(who, -1) < tick:
+                        clock[who] = tick
+            for thing, key, mode in entries:
+                keys.setdefault(thing, set()).add(key)
+                if mode == "w":
+                    for part in _parts(keys, thing, key):
+                        writer[part] = i
+                        readers.pop(part, None)
+                else:
+                    readers.setdefault((thing, key), []).append(i)
+        clock[actor] = i
+        clocks.append(clock)
+        last[actor] = i
+    return clocks
+
+
+def _parts(keys: dict[str, set[str]], thing: str, key: str) -> list[tuple[str, str]]:
+    """The (thing, key) pairs an entry overlaps: itself, or every key of the thing seen so far for ``*``."""
+    known = keys.get(thing, set())
+    if key == ANY_KEY:
+        return [(thing, other) for other in sorted(known)] + [(thing, key)]
+    return [(thing, key), (thing, ANY_KEY)] if ANY_KEY in known else [(thing, key)]
+
+
+class _Windows:
+    """The epochs of each other actor whose data may run concurrently with a step's data, in one run.
+
+    They begin with the epoch of the last step of the other actor whose opening operation happens-before the step's
+    (its own data, after that operation, is not ordered), and end before the first step of the other actor that the
+    operation opening the actor's next synchronising step happens-before (the step's data comes before that
+    operation, not after the step's own). A run cut short cannot tell where a window ends that reaches past the cut.
+
+    Every step between two synchronising steps of an actor has the same windows (its clock is the earlier one's,
+    its end the later one's), so they are worked out once per such stretch.
+    """
+
+    def __init__(
+        self,
+        actors: Sequence[str],
+        sync: Sequence[frozenset[Entry]],
+        epochs: list[int],
+        ends: list[int],
+        *,
+        complete: bool,
+    ) -> None:
+        self._actors = actors
+        self._epochs = epochs
+        self._ends = ends
+        self._complete = complete
+        self._clocks = _sync_order(actors, sync)
+        self._steps_of: dict[str, list[int]] = {}
+        self._stretch: list[int] = []  # step -> its actor's last synchronising step so far (< 0: none yet)
+        self._next_sync: dict[int, int] = {}  # a stretch -> the synchronising step that ends it
+        last_sync: dict[str, int] = {}
+        for i, actor in enumerate(actors):
+            if actor not in self._steps_of:
+                self._steps_of[actor] = []
+                last_sync[actor] = -len(self._steps_of)
+            self._steps_of[actor].append(i)
+            if sync[i]:
+                self._next_sync[last_sync[actor]] = i
+                last_sync[actor] = i
+            self._stretch.append(last_sync[actor])
+        self._cache: dict[int, tuple[tuple[str, _Window], ...]] = {}
+        self._seen: dict[tuple[str, str], list[int]] = {}
+
+    def around(self, step: int) -> tuple[tuple[str, _Window], ...]:
+        """``(other actor, window)`` for every other actor whose window this run can tell, in name order."""
+        stretch = self._stretch[step]
+        got = self._cache.get(stretch)
+        if got is None:
+            got = self._cache[stretch] = self._work_out(step, stretch)
+        return got
+
+    def _work_out(self, step: int, stretch: int) -> tuple[tuple[str, _Window], ...]:
+        actor = self._actors[step]
+        clock = self._clocks[step]
+        epochs = self._epochs
+        ahead = self._next_sync.get(stretch)
+        found: list[tuple[str, _Window]] = []
+        for other, steps in self._steps_of.items():
+            if other == actor:
+                continue
+            before = clock.get(other, -1)
+            first = epochs[before] if before >= 0 else 0
+            end = _OPEN
+            if ahead is not None:  # the other's steps are ordered after ``ahead`` from the first whose clock knows it
+                position = bisect_left(self._known(other, actor), ahead)
+                if position < len(steps):
+                    end = self._ends[steps[position]]
+            if end == _OPEN and not self._complete:
+                continue
+            found.append((other, (first, end)))
+        found.sort()
+        return tuple(found)
+
+    def _known(self, other: str, actor: str) -> list[int]:
+        """For each step of ``other``, the last step of ``actor`` it knows of (non-decreasing: clocks only grow)."""
+        known = self._seen.get((other, actor))
+        if known is None:
+            clocks = self._clocks
+            known = self._seen[(other, actor)] = [clocks[j].get(actor, -1) for j in self._steps_of[other]]
+        return known
+
+
+def _split(mine: Sequence[Access], theirs: dict[str, list[tuple[int, Access]]], window: _Window) -> SplitStep | None:
+    """Two of ``mine`` that accesses of the other actor, in epochs inside ``window``, conflict with unprotected."""
+    first, end = window
     hit_first: tuple[Access, Access] | None = None
     for access in mine:
-        other = next((b for number, b in theirs.get(access.entry[0], ()) if after < number < before
-                      and not (access.locks & b.locks) and entries_conflict(access.entry, b.entry)), None)
+        other = next(
+            (
+                b
+                for epoch, b in theirs.get(access.entry[0], ())
+                if first <= epoch < end and not (access.locks & b.locks) and entries_conflict(access.entry, b.entry)
+            ),
+            None,
+        )
         if other is None:
             continue
         if hit_first is None:
@@ -153,31 +392,6 @@ def _split(mine: Sequence[Access], theirs: dict[str, list[tuple[int, Access]]],
         else:
             return SplitStep(hit_first[0], access, other)
     return None
-
-
-def _sync_order(actors: list[str], footprints: Sequence[frozenset[tuple[str, str, str]]]) -> list[dict[str, int]]:
-    """Vector clocks over program order and synchronisation only (latches, events, barriers, and the order of
-    lock operations in this run): data accesses do not order steps here, since those are the orders in question.
-    A pair ordered only by this run's lock order is checked again in the runs that reverse it (the explorer tries
-    every order of conflicting lock operations)."""
-    clocks: list[dict[str, int]] = []
-    last: dict[str, int] = {}
-    sync_steps: list[tuple[int, frozenset[tuple[str, str, str]]]] = []
-    for i, actor in enumerate(actors):
-        clock = dict(clocks[last[actor]]) if actor in last else {}
-        footprint = footprints[i] if i < len(footprints) else frozenset()
-        sync = frozenset(entry for entry in footprint if entry[0] in _SYNC_KINDS)
-        if sync:
-            for m, earlier in sync_steps:
-                if conflict(earlier, sync):
-                    for who, tick in clocks[m].items():
-                        if clock.get(who, -1) < tick:
-                            clock[who] = tick
-            sync_steps.append((i, sync))
-        clock[actor] = i
-        clocks.append(clock)
-        last[actor] = i
-    return clocks
 
 
 def _short(where: tuple[str, int]) -> str:
