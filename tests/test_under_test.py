@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import textwrap
 from pathlib import Path
 
@@ -94,3 +95,17 @@ def test_a_misspelt_line_module_is_a_broken_scenario(on_path: Path) -> None:
     broken = load(_write(on_path, "bump_misspelt", "bump_helper_c", 'line_modules = ("lab.sesions.versioned",)'))
     assert isinstance(broken, BrokenScenario)
     assert "line_modules names 'lab.sesions.versioned', which cannot be imported" in str(broken)
+
+
+def test_two_folders_files_of_one_name_stay_two_modules(tmp_path: Path) -> None:
+    """A scenario named like another folder's must not replace it: each class keeps its own, instrumented module."""
+    first, second = tmp_path / "one", tmp_path / "two"
+    first.mkdir()
+    second.mkdir()
+    for folder in (first, second):
+        (folder / "same_name.py").write_text(textwrap.dedent(_SCENARIO).format(
+            helper="json", extra="").replace("helper.Box()", "{'total': 0}"), encoding="utf-8")
+    a, b = load(first / "same_name.py"), load(second / "same_name.py")
+    assert isinstance(a, LoadedScenario) and isinstance(b, LoadedScenario)
+    assert a.cls.__module__ != b.cls.__module__
+    assert os.path.realpath(str(sys.modules[a.cls.__module__].__file__)) == os.path.realpath(first / "same_name.py")

@@ -72,7 +72,7 @@ def load(path: Path) -> LoadedScenario | BrokenScenario:
         return BrokenScenario(name, path, f"syntax error at line {error.lineno}: {error.msg}")
     except (OSError, UnicodeDecodeError) as error:
         return BrokenScenario(name, path, f"cannot be read: {error}")
-    module_name = f"lab_scenario_{name}"
+    module_name = _module_name(name, path)
     module = _already_loaded(module_name, path, source)
     if module is None:
         spec = importlib.util.spec_from_file_location(module_name, path)
@@ -96,6 +96,19 @@ def load(path: Path) -> LoadedScenario | BrokenScenario:
     if problem:
         return BrokenScenario(name, path, problem)
     return LoadedScenario(name, path, cls, description)
+
+
+def _module_name(name: str, path: Path) -> str:
+    """``lab_scenario_NAME``, or with a number when another folder's file of that name is loaded already: two
+    modules must never share a name, or the classes of one would be instrumented through the other."""
+    here = os.path.realpath(path)
+    candidate, number = f"lab_scenario_{name}", 1
+    while True:
+        module = sys.modules.get(candidate)
+        if module is None or os.path.realpath(str(getattr(module, "__file__", "") or "")) == here:
+            return candidate
+        number += 1
+        candidate = f"lab_scenario_{name}__{number}"
 
 
 def _already_loaded(module_name: str, path: Path, source: str) -> ModuleType | None:
