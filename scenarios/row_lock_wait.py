@@ -50,7 +50,9 @@ class RowLockWait(Scenario):
         if self.url is None:
             return
         row = self.lab.lock("row s1")  # the server's lock on the session's row, as the scheduler sees it
-        self.stores = {who: PostgresStore(self.url, name="postgresql:lessons", row_lock=row) for who in self.actors}
+        self.stores = {
+            who: PostgresStore(self.url, name="postgresql:lessons", row_lock=row, reuse=who) for who in self.actors
+        }
         self.stores["holder"].drop_session(SESSION)  # every run starts from a fresh row
         self.sessions = {
             who: VersionedSession(

@@ -79,20 +79,35 @@ def public_url(url: str) -> str:
 
 class PostgresStore:
     """Sessions in one PostgreSQL database. ``name`` is what the explorer and evidence call it (default: the URL,
-    less any password); ``row_lock`` is the lab's picture of the row lock (see the module docstring)."""
+    less any password); ``row_lock`` is the lab's picture of the row lock (see the module docstring). With
+    ``reuse=SLOT`` the store takes this process's kept connection for ``(url, SLOT)`` when it is idle, and keeps a
+    new one there otherwise: lessons reuse one connection per worker across the runs of an exploration."""
 
     def __init__(
-        self, url: str, *, name: str | None = None, row_lock: RowLockModel | None = None, connect_timeout: float = 5.0
+        self,
+        url: str,
+        *,
+        name: str | None = None,
+        row_lock: RowLockModel | None = None,
+        connect_timeout: float = 5.0,
+        reuse: str | None = None,
     ) -> None:
         if psycopg is None:
             raise StoreError("the PostgreSQL store needs psycopg 3: pip install 'concurrency-lab[postgres]'")
         self._label = name if name is not None else public_url(url)
         self._row_lock = row_lock
         self._holding = False
+        self._reused = reuse is not None
         self.lock_waits = 0
         try:
-            self._db: Any = psycopg.connect(url, autocommit=True, connect_timeout=max(1, int(connect_timeout)))
+            kept = _kept.get((url, reuse)) if reuse is not None else None
+            if kept is not None and not kept.closed and kept.info.transaction_status == _IDLE:
+                self._db: Any = kept  # this process's connection for that slot: the schema is known to be there
+                return
+            self._db = psycopg.connect(url, autocommit=True, connect_timeout=max(1, int(connect_timeout)))
             self._ensure_schema()
+            if reuse is not None:
+                _kept[(url, reuse)] = self._db
         except psycopg.Error as error:
             raise StoreError(
                 f"cannot use {public_url(url)} as a PostgreSQL store: "
@@ -279,8 +294,15 @@ class PostgresStore:
         self._db.execute("DELETE FROM lab_sessions WHERE name = %s", (name,))
 
     def close(self) -> None:
-        """Close the connection."""
-        self._db.close()
+        """Close the connection (a kept one, see ``reuse``, stays open for the next store of its slot)."""
+        if not self._reused:
+            self._db.close()
 
     def __repr__(self) -> str:
         return f"<PostgresStore {self._label}>"
+
+
+_kept: dict[tuple[str, str | None], Any] = {}
+"""Connections kept for ``PostgresStore(..., reuse=SLOT)``: a lesson set up afresh for every run of an exploration
+would otherwise pay a new connection per worker per run."""
+_IDLE = psycopg.pq.TransactionStatus.IDLE if psycopg is not None else None
