@@ -12,6 +12,7 @@ import dataclasses
 import itertools
 import pickle
 import sqlite3
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -304,3 +305,16 @@ class TestSchema:
         """``memory`` names the session object itself."""
         assert open_store("memory") is None
         assert VersionedSession("s1").store_name == "memory"
+
+
+class TestThrowawayServer:
+    def test_loopback_only_unprivileged_and_its_own(self, postgres_url: str) -> None:
+        """The test server listens on 127.0.0.1 only and does not run as root; its data lives in a temp folder."""
+        import os
+
+        import psycopg
+
+        with psycopg.connect(postgres_url) as db:
+            assert db.execute("SHOW listen_addresses").fetchone() == ("127.0.0.1",)
+            data = str(db.execute("SHOW data_directory").fetchone()[0])
+        assert data.startswith(tempfile.gettempdir()) and os.stat(data).st_uid != 0
