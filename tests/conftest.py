@@ -36,6 +36,7 @@ def _start() -> None:
         _started["error"] = f"{type(error).__name__}: {error}"
 
 
+@pytest.hookimpl(trylast=True)  # after -m and -k have deselected what will not run
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Start the server early, in the background, if any selected test needs it."""
     global _starter
