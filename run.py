@@ -178,7 +178,9 @@ def _fill_defaults(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace, command: list[str], console: Console) -> int:
-    items = _select(load_all(SCENARIOS), args.scenario)
+    every = load_all(SCENARIOS)
+    args.all_races = {item.name for item in every if isinstance(item, LoadedScenario) and race_scenario(item)}
+    items = _select(every, args.scenario)
     loaded = [item for item in items if isinstance(item, LoadedScenario)]
     to_explore = _to_explore(loaded, args) if args.explore else []
     folder = create_evidence_folder(args.out)
@@ -324,7 +326,8 @@ def _explore(
                 if found.counterexample is not None:
                     failures.append(found)
 
-            matrix = build_kill_matrix(races, max_schedules=args.max_schedules, on_cell=cell_done)
+            partial = {race.name for race in races} != args.all_races
+            matrix = build_kill_matrix(races, max_schedules=args.max_schedules, on_cell=cell_done, partial=partial)
     failures[:0] = [found for found in explorations if found.counterexample is not None]
     console.print(exploration_table(explorations))
     for found in explorations:
@@ -335,6 +338,8 @@ def _explore(
         console.print(kill_matrix_table(matrix))
         for problem in matrix.problems():
             console.print(f"[red]kill matrix:[/] {problem}", highlight=False)
+        for note in matrix.notes():
+            console.print(f"kill matrix: {note}", markup=False, highlight=False)
     elif races:
         console.print(
             f"kill matrix: not built: --variant {args.variant} explores one variant", markup=False, highlight=False

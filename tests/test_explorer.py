@@ -178,3 +178,21 @@ def test_a_naive_bound_past_the_float_range_still_prints() -> None:
     assert naive_text(705_432) == "705432"
     assert naive_text(705_432 * 10**20) == "7.1e+25"
     assert naive_text(15 * 10**399) == "1.5e+400"
+
+
+def test_a_partial_kill_matrix_notes_survivors_instead_of_failing() -> None:
+    """--scenario NAME builds the matrix of NAME only: a mutant another race kills is noted, not a failure."""
+    from lab.scenarios.kill_matrix import KillCell, KillMatrix
+
+    cells = (KillCell("Correct", "race_a", "probe", "survived", 4),
+             KillCell("Mutant", "race_a", "probe", "survived", 4))
+    whole = KillMatrix(("Correct", "Mutant"), ("race_a",), ("Correct",), cells)
+    part = KillMatrix(("Correct", "Mutant"), ("race_a",), ("Correct",), cells, partial=True)
+    assert whole.problems() == ["mutant Mutant survived every race scenario"] and whole.notes() == []
+    assert part.problems() == []
+    assert part.notes() == ["mutant Mutant was not killed by race_a; whether another race scenario kills it, only "
+                            "the whole matrix (every race scenario) says"]
+    killed_correct = KillMatrix(("Correct",), ("race_a",), ("Correct",),
+                                (KillCell("Correct", "race_a", "probe", "killed", 4, "0:01", "FORBIDDEN"),),
+                                partial=True)
+    assert killed_correct.problems()  # a correct variant killed is a failure, whatever the selection

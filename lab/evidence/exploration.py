@@ -113,6 +113,7 @@ def kill_matrix_record(matrix: KillMatrix, *, max_schedules: int) -> dict[str, J
                    "schedules": c.schedules, "schedule": c.schedule, "why": c.why} for c in matrix.cells],
         "problems": list(problems),
         "ok": not problems,
+        "partial": matrix.partial,
     }
 
 
@@ -120,7 +121,9 @@ def matrix_from_record(record: Mapping[str, Any]) -> KillMatrix:
     """The :class:`KillMatrix` a (field-checked) record describes, to ask it again what makes it fail."""
     cells = tuple(KillCell(c["variant"], c["scenario"], c["granularity"], c["status"], c["schedules"],
                            c["schedule"], c["why"]) for c in record["cells"])
-    return KillMatrix(tuple(record["variants"]), tuple(record["scenarios"]), tuple(record["correct"]), cells)
+    partial = record.get("partial", False) is True  # absent in folders written before selections were partial
+    return KillMatrix(tuple(record["variants"]), tuple(record["scenarios"]), tuple(record["correct"]), cells,
+                      partial)
 
 
 def summary_fails(summary: Mapping[str, Any]) -> bool:

@@ -217,6 +217,8 @@ def _check_kill_matrix(
         if key in seen:
             say(f"has two cells for {_cell_name(key)}")
         seen[key] = cell
+    if not isinstance(kill.get("partial", False), bool):
+        say(f"field 'partial' is {printable(str(kill['partial']))}, not true or false")
     for variant in kill["correct"]:
         if variant not in kill["variants"]:
             say(f"calls {printable(variant)} correct, but does not list it among its variants")

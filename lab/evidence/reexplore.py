@@ -45,7 +45,10 @@ class ExpectedExploration:
 
 def kill_matrix_request(record: Mapping[str, Any]) -> dict[str, Any]:
     """What the child needs to rebuild the kill matrix."""
-    return {key: record[key] for key in ("scenarios", "granularities", "max_schedules")}
+    wanted = {key: record[key] for key in ("scenarios", "granularities", "max_schedules")}
+    if record.get("partial") is True:
+        wanted["partial"] = True
+    return wanted
 
 
 def allowance(explorations: Sequence[ExpectedExploration], kill_matrix: Mapping[str, Any] | None) -> float:
@@ -91,7 +94,8 @@ def reexplore(root: Path, request: Mapping[str, Any]) -> dict[str, Any]:
         else:
             try:
                 matrix = build_kill_matrix(races, granularities=tuple(wanted["granularities"]),
-                                           max_schedules=wanted["max_schedules"])
+                                           max_schedules=wanted["max_schedules"],
+                                           partial=wanted.get("partial", False) is True)
                 report["kill_matrix"] = kill_matrix_record(matrix, max_schedules=wanted["max_schedules"])
             except Exception as error:
                 report["kill_matrix"] = {"error": _one_line(error)}

@@ -43,6 +43,8 @@ class KillMatrix:
     scenarios: tuple[str, ...]
     correct: tuple[str, ...]
     cells: tuple[KillCell, ...]
+    partial: bool = False
+    """Built over some of the race scenarios only (``--scenario``): a mutant another race kills may survive these."""
 
     def cell(self, variant: str, scenario: str, granularity: str) -> KillCell | None:
         """The cell for that variant, scenario and granularity, if the scenario runs that variant."""
@@ -50,6 +52,15 @@ class KillMatrix:
             if (cell.variant, cell.scenario, cell.granularity) == (variant, scenario, granularity):
                 return cell
         return None
+
+    def notes(self) -> list[str]:
+        """What a partial matrix cannot tell: the mutants the selected race scenarios did not kill."""
+        if not self.partial:
+            return []
+        return [f"mutant {variant} was not killed by {', '.join(self.scenarios)}; whether another race scenario "
+                f"kills it, only the whole matrix (every race scenario) says"
+                for variant in self.variants
+                if variant not in self.correct and not any(c.killed for c in self.cells if c.variant == variant)]
 
     def problems(self) -> list[str]:
         """What makes the matrix fail: a mutant nobody killed, a correct variant killed, an incomplete cell of a
@@ -63,7 +74,7 @@ class KillMatrix:
                     for c in cells
                     if c.killed
                 ]
-            elif not any(c.killed for c in cells):
+            elif not any(c.killed for c in cells) and not self.partial:
                 found.append(f"mutant {variant} survived every race scenario")
         killed = {c.variant for c in self.cells if c.killed}
         found += [  # an incomplete cell matters unless the mutant is killed elsewhere: then the claim still holds
@@ -77,6 +88,7 @@ class KillMatrix:
 def build_kill_matrix(
     races: Sequence[LoadedScenario],
     *,
+    partial: bool = False,
     granularities: Sequence[str] = GRANULARITIES,
     max_schedules: int = 20_000,
     on_cell: Callable[[ScenarioExploration], None] | None = None,
@@ -102,7 +114,7 @@ def build_kill_matrix(
                 if on_cell is not None:
                     on_cell(found)
                 cells.append(_cell(found))
-    return KillMatrix(tuple(variants), tuple(r.name for r in races), tuple(correct), tuple(cells))
+    return KillMatrix(tuple(variants), tuple(r.name for r in races), tuple(correct), tuple(cells), partial)
 
 
 def race_scenario(item: LoadedScenario) -> bool:
