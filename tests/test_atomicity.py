@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from lab.engine.atomicity import AtomicityCheck, find_split_step
+from lab.engine.footprint import Entry
 from lab.engine.scheduler import Access, Decision, DecisionPoint, RunResult, RunStatus
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario
 from lab.scenarios.loader import LoadedScenario, load
@@ -360,17 +361,20 @@ def test_the_unlocked_session_is_incomplete_at_probe_granularity_and_the_version
     assert (versioned.verdict, versioned.problem) == (PASS, "")
 
 
-def _access(step: int, actor: str, thing: str, mode: str, line: int) -> Access:
-    return Access(step, actor, (f"obj:{thing}", "*", mode), ("t.py", line), frozenset())
+def _access(step: int, actor: str, thing: str, mode: str, line: int, *locks: str) -> Access:
+    return Access(step, actor, (f"obj:{thing}", "*", mode), ("t.py", line), frozenset(locks))
 
 
 def _handmade(
-    status: RunStatus, decisions: list[tuple[str, tuple[str, ...]]], sync: dict[int, str], accesses: list[Access]
+    status: RunStatus,
+    decisions: list[tuple[str, tuple[str, ...]]],
+    sync: dict[int, str | Entry],
+    accesses: list[Access],
 ) -> RunResult:
-    """A run built by hand: who ran each step (and who could), which steps touched event ``sync[step]``."""
-    footprints = tuple(
-        frozenset({("event", sync[i], "w")}) if i in sync else frozenset() for i in range(len(decisions))
-    )
+    """A run built by hand: who ran each step (and who could), what synchronisation each step carried (a name alone
+    is a write of that event), and the accesses."""
+    entries = {i: ("event", what, "w") if isinstance(what, str) else what for i, what in sync.items()}
+    footprints = tuple(frozenset({entries[i]}) if i in entries else frozenset() for i in range(len(decisions)))
     return RunResult(
         status=status,
         trace=(),
@@ -450,3 +454,116 @@ def test_a_resumed_wait_stays_in_the_epoch_of_the_wait() -> None:
     )
     found = find_split_step(unordered)
     assert found is not None and (found.first.where[1], found.second.where[1], found.other.where[1]) == (1, 2, 5)
+
+
+def _lock_then_hand_off(gated: bool) -> RunResult:
+    """The producer takes the lock (writes y), gives it back, writes x twice, then sets ``ready``; the consumer
+    reads z, takes the lock (writes y), gives it back, waits on ``ready``, then updates x. Where the producer holds
+    the lock when the consumer reaches it, the consumer cannot run until it is free (its acquisition is gated)."""
+    lock: Entry = ("lock", "guard", "w")
+    both, producer, consumer = ("producer", "consumer"), ("producer",), ("consumer",)
+    if gated:
+        return _handmade(
+            RunStatus.FINISHED,
+            [
+                ("producer", both),
+                ("producer", both),
+                ("consumer", both),
+                ("producer", producer),
+                ("producer", both),
+                ("consumer", consumer),
+                ("consumer", consumer),
+                ("consumer", consumer),
+            ],
+            {1: lock, 4: "ready", 5: lock, 7: "ready"},
+            [
+                _access(1, "producer", "y", "w", 1, "guard"),
+                _access(2, "consumer", "z", "r", 4),
+                _access(3, "producer", "x", "w", 2),
+                _access(3, "producer", "x", "w", 3),
+                _access(5, "consumer", "y", "w", 5, "guard"),
+                _access(7, "consumer", "x", "r", 6),
+                _access(7, "consumer", "x", "w", 6),
+            ],
+        )
+    return _handmade(
+        RunStatus.FINISHED,
+        [
+            ("consumer", both),
+            ("consumer", both),
+            ("consumer", both),
+            ("producer", both),
+            ("producer", both),
+            ("producer", both),
+            ("producer", both),
+            ("consumer", consumer),
+        ],
+        {1: lock, 4: lock, 6: "ready", 7: "ready"},
+        [
+            _access(0, "consumer", "z", "r", 4),
+            _access(1, "consumer", "y", "w", 5, "guard"),
+            _access(4, "producer", "y", "w", 1, "guard"),
+            _access(5, "producer", "x", "w", 2),
+            _access(5, "producer", "x", "w", 3),
+            _access(7, "consumer", "x", "r", 6),
+            _access(7, "consumer", "x", "w", 6),
+        ],
+    )
+
+
+@pytest.mark.timeout(10)
+def test_a_gated_acquisition_is_a_new_operation() -> None:
+    """The step that takes a lock another actor held is the acquisition itself, not a resumption: the consumer's
+    update is in its third epoch whether or not it had to wait for the lock, and stays out of the window of the
+    producer's writes (which ends at its ``ready``)."""
+    check = AtomicityCheck()
+    check.add_run(_lock_then_hand_off(gated=False))
+    check.add_run(_lock_then_hand_off(gated=True))
+    assert check.finding() is None
+
+
+def _held_hand_off(held: bool) -> RunResult:
+    """The producer writes x twice, then counts ``go`` down; the consumer reads z, reaches a probe where it is held
+    until ``go`` opens (the probe step reads ``go``), then updates x. Where ``go`` is still closed, the consumer is
+    parked at the probe and resumes in a step of its own, which carries the latch it waited for."""
+    read_go: Entry = ("latch", "go", "r")
+    go: Entry = ("latch", "go", "w")
+    both = ("producer", "consumer")
+    writes = [_access(0, "producer", "x", "w", 1), _access(0, "producer", "x", "w", 2)]
+    if held:
+        return _handmade(
+            RunStatus.FINISHED,
+            [
+                ("consumer", both),
+                ("consumer", both),
+                ("producer", ("producer",)),
+                ("producer", ("producer",)),
+                ("consumer", ("consumer",)),
+            ],
+            {1: read_go, 3: go, 4: go},
+            [
+                _access(0, "consumer", "z", "r", 4),
+                *[a._replace(step=2) for a in writes],
+                _access(4, "consumer", "x", "r", 5),
+                _access(4, "consumer", "x", "w", 5),
+            ],
+        )
+    return _handmade(
+        RunStatus.FINISHED,
+        [("producer", both), ("producer", both), ("consumer", ("consumer",)), ("consumer", ("consumer",))],
+        {1: go, 3: read_go},
+        [
+            *writes,
+            _access(2, "consumer", "z", "r", 4),
+            _access(3, "consumer", "x", "r", 5),
+            _access(3, "consumer", "x", "w", 5),
+        ],
+    )
+
+
+@pytest.mark.timeout(10)
+def test_a_step_resumed_from_a_probe_hold_stays_in_the_epoch_of_the_probe() -> None:
+    check = AtomicityCheck()
+    check.add_run(_held_hand_off(held=True))
+    check.add_run(_held_hand_off(held=False))
+    assert check.finding() is None

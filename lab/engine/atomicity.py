@@ -13,37 +13,47 @@ access can run concurrently with S's data: B's access falls between a1 and a2, a
 "S first" nor "B first".
 
 **Concurrency is judged on the operations, not on whole steps.** A step begins with the operation that opened it (a
-lock release, a latch count-down, a probe) and then runs data accesses. So a release orders what came *before* it,
-never the accesses that follow it in the same step: B's data in step j is ordered before S's data only when the
-operation that opens B's *next* step happens-before the operation that opens S, and S's data is ordered before B's
-step j only when the operation that opens A's next step happens-before j's. Happens-before is program order plus
-synchronisation only (latches, events, barriers, conditions, semaphores, queues, and this run's order of lock
+latch count-down, a wait, a lock acquisition, a probe) and then runs data accesses, so an operation orders what came
+*before* it, never the accesses that follow it in the same step: B's data in step j is ordered before S's data only
+when the operation opening B's *next* step happens-before the one opening S, and S's data is ordered before step j
+only when the operation opening A's next synchronising step happens-before j's. Happens-before is program order
+plus synchronisation only (latches, events, barriers, conditions, semaphores, queues, and this run's order of lock
 operations): data accesses do not order steps here, since those are the orders in question. A pair ordered only by
-this run's lock order is judged again in the runs that reverse it (the explorer tries every order of conflicting lock
-operations).
+this run's lock order is judged again in the runs that reverse it (the explorer tries every order of conflicting
+lock operations). Data under a lock both accesses hold needs no order at all.
 
 **Runs are compared.** What B does concurrently with S depends on the order: in the run where ``first`` commits,
 ``retry`` finds the receipt and touches almost nothing; in the run where ``retry`` goes first it does the whole
 commit. Only together do they show that ``retry``'s commit can fall inside ``first``'s. So what each actor touched is
-kept per *sync epoch* across runs, and S's concurrent window (computed in S's own run) is a range of B's epochs.
+kept per *sync epoch* across runs, and S's concurrent window (worked out in S's own run) is a range of B's epochs.
 
-**Sync epochs: a numbering that waiting does not shift.** An actor's epoch counts the synchronisation operations it
-has performed (a step whose footprint holds a latch, event, barrier, lock, condition, semaphore or queue entry starts
-the next epoch), so its 0th epoch runs from its start to its first synchronisation. Step numbers would not do: a
-wait that blocks ends its step and adds a resumption step, so "B's 3rd step" names different code in a run where B
-waited and in one where it did not. A resumption is recognised and kept in the epoch of the operation it resumes:
-after its previous step the actor was not runnable (it was parked), or -- a timed wait that expired at once, because
-nobody else could go -- that step touched no data, it was the only actor that could run next, and the resumed step
-repeats its synchronisation entries. Epochs are exact for windows: synchronisation, hence concurrency with S,
-changes only where an epoch begins, and a parked step touches no data.
+**Sync epochs: a numbering that waiting does not shift.** Step numbers would not do: a wait that blocks ends its step
+and the actor resumes in a step of its own, so "B's 3rd step" names different code in a run where B waited and in
+one where it did not (an event hand-off came out INCOMPLETE that way). An actor's epoch instead counts its
+synchronisation operations: a step that carries a latch, event, barrier, lock, condition, semaphore or queue entry
+its previous step did not carry opens the next epoch, so epoch 0 runs from the actor's start to its first
+synchronisation. A step that resumes a parked wait carries the entries of the step that parked (the same
+operation) and stays in its epoch, however the wait ended (a timeout included). A hold at a probe parks a step that
+carries nothing, and the resumed step carries the latch the actor was held for, which a run where the latch was
+already open does not record: a latch or event that appears in a step the actor could not run before, after a step
+that touched no data, is that hold, and opens nothing. A lock another actor holds is different: the acquisition is
+gated (not offered until the lock is free), and the step that takes it is the acquisition, a new operation.
+Synchronisation, hence concurrency with S, changes only where an epoch begins, so windows of whole epochs are
+exact; where it changes inside one (a repeated operation on one object, a hold) the window takes the whole epoch.
 
-**Runs cut short** (pruned by the sleep sets, out of budget, hung) say nothing of what would have come next, so a
-window whose end lies beyond the cut is not judged there: a pruned run is a prefix of a run the explorer did
-complete, where it is. What cut runs did touch still counts.
+**Runs cut short** (pruned, out of budget, hung) say nothing of what would have come next, so a window whose end lies
+beyond the cut is not judged there: a pruned run is a prefix of a run the explorer did complete, where it is. What
+cut runs did touch still counts.
+
+**Cost.** Runs share most of their steps, so a step's accesses are merged into its epoch only the first time that
+epoch is seen doing exactly them, and the windows of every step between two synchronisations of one actor, which
+are equal, are worked out once per run.
 
 Limits (it is a check on the steps that ran, not a proof): a step whose accesses depend on data another actor
 writes may be judged by accesses it would not make in the interleaving found; epochs are matched by number, so two
-paths through an actor that synchronise a different number of times are compared epoch by epoch.
+paths through an actor that synchronise a different number of times are compared epoch by epoch; a query of a
+primitive in the middle of a step (``is_set()``, ``locked()``, ``qsize()``) is taken as if it opened the step (the
+run in which the query comes first is judged too).
 """
 
 from __future__ import annotations
@@ -54,7 +64,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
 
-from lab.engine.footprint import ANY_KEY, Entry, Footprint, describe_entry, entries_conflict
+from lab.engine.footprint import ANY_KEY, Entry, Footprint, describe_entry
 from lab.engine.scheduler import Access, Decision, RunResult, RunStatus
 
 _SYNC_KINDS = frozenset({"latch", "event", "barrier", "lock", "condition", "semaphore", "queue"})
@@ -63,13 +73,16 @@ FINER = {"probe": "line", "line": "instruction"}
 _COMPLETE = frozenset({RunStatus.FINISHED, RunStatus.DEADLOCK})
 """Runs whose end is the program's: every actor finished, or none could go on. Others were cut short."""
 
-_Profile = dict[tuple[object, ...], Access]
+_What = tuple[Entry, tuple[str, int], frozenset[str]]
+"""An access without its step and actor: what it touched, where, under which locks."""
+_Profile = dict[_What, Access]
 _Window = tuple[int, int]
 """A range of another actor's epochs, ``(first, end)``, ``end`` exclusive (``_OPEN``: to its last)."""
+_Key = tuple[str, tuple[_What, ...], tuple[tuple[str, _Window], ...]]
+"""A step that may be split: its actor, its accesses, and the windows of the others."""
 _OPEN = 1 << 62
 _STEP = itemgetter(0)
 _WHAT = itemgetter(slice(2, None))
-"""An access without its step and actor: what it touched, where, under which locks."""
 _NONE: frozenset[Entry] = frozenset()
 
 
@@ -100,10 +113,10 @@ class AtomicityCheck:
     """
 
     def __init__(self) -> None:
-        self._candidates: dict[tuple[object, ...], tuple[tuple[Access, ...], dict[str, _Window]]] = {}
+        self._candidates: dict[_Key, tuple[tuple[Access, ...], dict[str, _Window]]] = {}
         self._profiles: dict[tuple[str, int], _Profile] = {}
-        self._merged: set[tuple[tuple[str, int], tuple[object, ...]]] = set()
-        self._index: dict[str, dict[str, list[tuple[int, Access]]]] | None = None
+        self._merged: set[tuple[tuple[str, int], tuple[_What, ...]]] = set()
+        self._index: dict[str, _Parts] | None = None
 
     def add_run(self, run: RunResult) -> None:
         """Take in one run's accesses."""
@@ -119,7 +132,7 @@ class AtomicityCheck:
         profiles, merged, candidates = self._profiles, self._merged, self._candidates
         for step, mine in shared.items():
             actor = actors[step]
-            content = tuple(map(_WHAT, mine))
+            content: tuple[_What, ...] = tuple(map(_WHAT, mine))
             place = (actor, epochs[step])
             if (place, content) not in merged:  # the same accesses in the same epoch, as in an earlier run
                 merged.add((place, content))
@@ -134,25 +147,60 @@ class AtomicityCheck:
 
     def finding(self) -> SplitStep | None:
         """The first split-able step found, in a stable order, or ``None``."""
-        index = self._by_thing()
-        for key in sorted(self._candidates, key=repr):
-            mine, windows = self._candidates[key]
+        index = self._by_part()
+        found: list[tuple[str, str, SplitStep]] = []  # put in a stable order only when there is something to order
+        for key, (mine, windows) in self._candidates.items():
             for other in sorted(windows):
-                found = _split(mine, index.get(other, {}), windows[other])
-                if found is not None:
-                    return found
-        return None
+                theirs = index.get(other)
+                split = _split(mine, theirs, windows[other]) if theirs is not None else None
+                if split is not None:
+                    found.append((_stable(key), other, split))
+                    break
+        return min(found, key=lambda item: item[:2])[2] if found else None
 
-    def _by_thing(self) -> dict[str, dict[str, list[tuple[int, Access]]]]:
-        """actor -> thing -> (epoch, access), every access the actor was seen to make, in a stable order."""
+    def _by_part(self) -> dict[str, _Parts]:
+        """For each actor, every access it was seen to make, by the part of an object it touched, in a stable order."""
         if self._index is None:
-            index: dict[str, dict[str, list[tuple[int, Access]]]] = {}
+            index: dict[str, _Parts] = {}
             for (who, epoch), profile in sorted(self._profiles.items()):
-                things = index.setdefault(who, {})
+                parts = index.setdefault(who, _Parts())
                 for access in profile.values():
-                    things.setdefault(access.entry[0], []).append((epoch, access))
+                    parts.add(epoch, access)
             self._index = index
         return self._index
+
+
+class _Parts:
+    """One actor's accesses by (thing, key): all of them, and the writes alone (all a read can conflict with)."""
+
+    def __init__(self) -> None:
+        self.every: dict[tuple[str, str], list[tuple[int, Access]]] = {}
+        self.writes: dict[tuple[str, str], list[tuple[int, Access]]] = {}
+        self.keys: dict[str, list[str]] = {}
+
+    def add(self, epoch: int, access: Access) -> None:
+        thing, key, mode = access.entry
+        part = (thing, key)
+        if part not in self.every:
+            self.every[part] = []
+            self.keys.setdefault(thing, []).append(key)
+        self.every[part].append((epoch, access))
+        if mode == "w":
+            self.writes.setdefault(part, []).append((epoch, access))
+
+    def conflicting(self, entry: Entry) -> list[list[tuple[int, Access]]]:
+        """The lists that may hold accesses conflicting with ``entry`` (same thing, overlapping key, one writes)."""
+        thing, key, mode = entry
+        pool = self.writes if mode == "r" else self.every
+        keys = self.keys.get(thing, []) if key == ANY_KEY else (key, ANY_KEY)
+        return [pool[(thing, other)] for other in keys if (thing, other) in pool]
+
+
+def _stable(key: _Key) -> str:
+    """A candidate's sort key: its text with each lock set sorted (a set's own order changes between processes)."""
+    actor, content, windows = key
+    parts = [(entry, where, sorted(locks)) for entry, where, locks in content]
+    return repr((actor, parts, windows))
 
 
 def find_split_step(run: RunResult) -> SplitStep | None:
@@ -201,9 +249,10 @@ def _epochs(
     """Each step's sync epoch within its actor (see the module docstring), and the first epoch none of whose data
     the step precedes: its own, or the next one when data of its epoch ran before it.
 
-    The second is where a window ends that the step is the first to be ordered after. A resumed step inherits its
-    epoch, and the epoch may have touched data before the actor was parked (held at a probe, which is no
-    synchronisation until it parks): that data is not ordered by what the resumed step waited for.
+    The second is where a window ends that the step is the first to be ordered after. A step that does not open an
+    epoch may be the first of its actor ordered after something, and data of its epoch may have run before it (the
+    actor touched data, then was held at a probe, which synchronises nothing until it parks): that data is not
+    ordered by what the step waited for.
     """
     current: dict[str, int] = {}
     previous: dict[str, int] = {}
@@ -214,7 +263,7 @@ def _epochs(
         epoch = current.get(actor, 0)
         if sync[i]:
             before = previous.get(actor)
-            if before is None or not _parked_after(before, i, actor, decisions, sync, touched):
+            if before is None or not _same_operation(before, i, actor, decisions, sync, touched):
                 epoch = current[actor] = epoch + 1
                 dirty[actor] = False
         epochs.append(epoch)
@@ -225,7 +274,11 @@ def _epochs(
     return epochs, ends
 
 
-def _parked_after(
+_HOLDS = frozenset({"latch", "event"})
+"""What a probe hold waits for, and what the step that resumes the held actor carries."""
+
+
+def _same_operation(
     before: int,
     step: int,
     actor: str,
@@ -233,12 +286,22 @@ def _parked_after(
     sync: Sequence[frozenset[Entry]],
     touched: set[int],
 ) -> bool:
-    """True when ``actor``'s step ``before`` ended with the actor parked, so that ``step`` resumes it."""
-    runnable = decisions[before + 1].runnable
-    if actor not in runnable:
+    """True when ``step`` does not open an epoch of ``actor``: it synchronises nothing the actor's previous step
+    ``before`` did not (the same operation, resumed after parking in it), or it resumes a hold at a probe.
+
+    The actor's next operation on the same object with nothing else between counts as the same one too, the same way
+    in every run; windows then take in the whole epoch, a little more than they must (see ``ends`` in
+    :func:`_epochs`). A hold parks a probe step that carries nothing and touches no data, and the actor cannot run
+    until the latch opens; the resumed step carries that latch, which a run where it was already open does not
+    record. A gated lock acquisition also follows a step after which the actor could not run, but that step may
+    have touched data, and the acquisition carries a lock: it is a new operation.
+    """
+    added = sync[step] - sync[before]
+    if not added:
         return True
-    # a timed wait whose deadline came at once (nobody else could go): parked, yet runnable right away
-    return runnable == (actor,) and before not in touched and bool(sync[before]) and sync[before] <= sync[step]
+    if before in touched or actor in decisions[before + 1].runnable:
+        return False
+    return all(entry[0] in _HOLDS for entry in added)
 
 
 def _sync_order(actors: Sequence[str], sync: Sequence[frozenset[Entry]]) -> list[dict[str, int]]:
@@ -372,7 +435,7 @@ class _Windows:
         return known
 
 
-def _split(mine: Sequence[Access], theirs: dict[str, list[tuple[int, Access]]], window: _Window) -> SplitStep | None:
+def _split(mine: Sequence[Access], theirs: _Parts, window: _Window) -> SplitStep | None:
     """Two of ``mine`` that accesses of the other actor, in epochs inside ``window``, conflict with unprotected."""
     first, end = window
     hit_first: tuple[Access, Access] | None = None
@@ -380,8 +443,9 @@ def _split(mine: Sequence[Access], theirs: dict[str, list[tuple[int, Access]]], 
         other = next(
             (
                 b
-                for epoch, b in theirs.get(access.entry[0], ())
-                if first <= epoch < end and not (access.locks & b.locks) and entries_conflict(access.entry, b.entry)
+                for found in theirs.conflicting(access.entry)
+                for epoch, b in found
+                if first <= epoch < end and not (access.locks & b.locks)
             ),
             None,
         )
