@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import traceback
 from collections.abc import Iterator, Mapping
@@ -138,10 +139,12 @@ def run_scenario(
     if granularity not in GRANULARITIES:
         raise ValueError(f"granularity is one of {', '.join(GRANULARITIES)}, not {granularity!r}")
     scheduler = Scheduler(policy=policy, watchdog_seconds=watchdog_seconds, outcome_text=outcome_text)
-    if granularity == "line":
-        tracer = LineTracer(scheduler, files_to_trace(loaded.cls))
-        scheduler.set_actor_hooks(tracer.install, tracer.uninstall)
     recorder = _Recorder(loaded.cls, scheduler, granularity) if record_accesses or granularity != "probe" else None
+    tracer = None
+    if granularity == "line" and recorder is not None:
+        files = files_to_trace(loaded.cls)
+        tracer = LineTracer(scheduler, files, recorder.codes_in(files))
+        scheduler.set_actor_hooks(tracer.install, tracer.uninstall)
     scenario = loaded.cls()
     scenario.lab = lab = Lab(scheduler)
     variant_name = _pick_variant(loaded.cls, variant)
@@ -161,7 +164,8 @@ def run_scenario(
             scheduler.watch_ends(lambda actor, step: state_rows.append((step, _safe_observe(scenario))))
 
         if recorder is not None:
-            with recorder.installed(), recorder.recording(scenario):
+            lines = tracer.active() if tracer is not None else contextlib.nullcontext()
+            with recorder.installed(), recorder.recording(scenario), lines:
                 run = scheduler.run()
         else:
             run = scheduler.run()
@@ -212,6 +216,12 @@ class _Recorder:
             codes |= module.codes
         self._recording = Recording(scheduler, every_access_schedules=granularity == "instruction",
                                     instrumented=codes)
+
+    def codes_in(self, files: list[str]) -> set[CodeType]:
+        """The rewritten code objects of the modules whose (resolved) file is one of ``files``."""
+        wanted = set(files)
+        return {code for module in self._modules if os.path.realpath(module.filename) in wanted
+                for code in module.codes}
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
