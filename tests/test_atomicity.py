@@ -16,7 +16,7 @@ from lab.engine.atomicity import AtomicityCheck, find_split_step
 from lab.engine.footprint import Entry
 from lab.engine.scheduler import Access, Decision, DecisionPoint, RunResult, RunStatus
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario
-from lab.scenarios.loader import LoadedScenario, load
+from lab.scenarios.loader import LoadedScenario, discover, load
 from lab.scenarios.runner import run_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -224,7 +224,7 @@ def test_a_split_only_runs_compared_show_is_incomplete(tmp_path: Path) -> None:
 
 
 AFTER_RELEASE = '''
-    """Racy: b writes the counter right after giving the lock back, in the step its release begins."""
+    """Racy: b writes the counter right after giving the lock back, outside it, while a updates it under the lock."""
 
     from lab import Scenario, acceptable
 
@@ -280,7 +280,7 @@ AFTER_COUNT_DOWN = '''
     ("name", "text", "attribute"),
     [("after_release", AFTER_RELEASE, "self.count"), ("after_count_down", AFTER_COUNT_DOWN, "self.value")],
 )
-def test_a_release_orders_what_came_before_it_not_what_follows_in_its_step(
+def test_an_operation_orders_what_came_before_it_not_what_follows_in_its_step(
     tmp_path: Path, name: str, text: str, attribute: str
 ) -> None:
     """A step begins with the operation that opened it; the accesses after that operation are not ordered by it."""
@@ -359,6 +359,29 @@ def test_the_unlocked_session_is_incomplete_at_probe_granularity_and_the_version
     assert "self.session._version" in unlocked.problem and "--granularity line" in unlocked.problem
     versioned = explore_scenario(_shipped(name), variant="VersionedSession")
     assert (versioned.verdict, versioned.problem) == (PASS, "")
+
+
+SLOW = frozenset({"reply_table"})
+"""Shipped scenarios left out here for their cost (reply_table: nine actors, 256 schedules, seconds)."""
+
+
+def _shipped_names() -> list[str]:
+    return [path.stem for path in discover(ROOT / "scenarios") if path.stem not in SLOW]
+
+
+@pytest.mark.timeout(60)
+def test_every_shipped_scenario_passes_at_probe_granularity_with_its_default_variant() -> None:
+    """The lessons synchronise correctly (or their races lie at probes, where the explorer runs them): none is
+    INCOMPLETE for a step another actor could split."""
+    problems = []
+    for name in _shipped_names():
+        loaded = _shipped(name)
+        if loaded.cls.schedule:  # a pinned counterexample replays one schedule; it is not explored
+            continue
+        found = explore_scenario(loaded)
+        if found.verdict is not PASS:
+            problems.append(f"{name}: {found.verdict} {found.problem}")
+    assert not problems, "\n".join(problems)
 
 
 def _access(step: int, actor: str, thing: str, mode: str, line: int, *locks: str) -> Access:
