@@ -224,7 +224,7 @@ class TestAcrossWorkers:
         ticket = session.begin("r1", "q")
         store = make.store()
         assert store is not None
-        store.drop_session(session.session_id)  # type: ignore[attr-defined]
+        store.drop_session(session.session_id)
         reborn = VersionedSession(session.session_id, store=store)
         assert reborn.commit(ticket, "a", "stop") is CommitStatus.FOREIGN
         elsewhere = VersionedSession(session.session_id, store=SqliteStore(tmp_path / "elsewhere.db"))

@@ -116,6 +116,10 @@ class Store(Protocol):
         """The request ids the session still remembers, oldest first."""
         ...
 
+    def drop_session(self, name: str) -> None:
+        """Delete the session called ``name`` and its receipts (a fresh row next time, with a new key)."""
+        ...
+
     def close(self) -> None:
         """Close the connection; the data stays in the database."""
         ...

@@ -240,8 +240,12 @@ class SqliteStore:
         """Delete session ``name`` and its receipts (tests and lessons start from a clean row)."""
         note_shared_access(access_name(self._label), _row(name), "w")
         self._begin_write()
-        self._db.execute("DELETE FROM lab_sessions WHERE name = ?", (name,))
-        self._db.execute("COMMIT")
+        try:
+            self._db.execute("DELETE FROM lab_sessions WHERE name = ?", (name,))
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         """Close the connection."""
