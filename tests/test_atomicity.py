@@ -590,3 +590,49 @@ def test_a_step_resumed_from_a_probe_hold_stays_in_the_epoch_of_the_probe() -> N
     check.add_run(_held_hand_off(held=True))
     check.add_run(_held_hand_off(held=False))
     assert check.finding() is None
+
+
+HELD = '''
+    """Correct: the consumer is held at a probe point until the producer has filled both fields."""
+
+    from lab import Scenario, acceptable
+
+
+    class Box:
+        def __init__(self) -> None:
+            self.a = 0
+            self.b = 0
+
+
+    class Held(Scenario):
+        source = "test"
+        actors = ("producer", "consumer")
+        outcomes = (acceptable("the consumer saw both fields", total=3),)
+
+        def setup(self) -> None:
+            self.box = Box()
+            self.filled = self.lab.latch("filled")
+            self.probe = self.lab.probe("box")
+            self.lab.hold("consumer", at="take:enter", until=self.filled)
+
+        def producer(self) -> None:
+            self.box.a = 1
+            self.box.b = self.box.a + 1
+            self.filled.count_down()
+
+        def consumer(self) -> None:
+            self.probe("take:enter")
+            self.box.a = self.box.a + self.box.b
+            self.box.b = 0
+
+        def observe(self) -> dict[str, int]:
+            return {"total": self.box.a + self.box.b}
+'''
+
+
+@pytest.mark.timeout(30)
+def test_a_hand_off_through_a_probe_hold_is_not_split(tmp_path: Path) -> None:
+    """Going on past a hold whose latch is already open still reads the latch, so the consumer's update is ordered
+    after the producer's count-down in every run, parked or not."""
+    found = _explore(_scenario(tmp_path, "held_hand_off", HELD))
+    assert (found.verdict, found.problem) == (PASS, "")

@@ -294,7 +294,11 @@ class Probes:
         if signal is not None:
             signal.count_down()
         latch = self._holds.get((me, point))
-        if latch is not None and not latch.is_open():
+        if latch is not None and latch.is_open():
+            # Going on past a hold reads its latch: this step depends on the count-down that opened it (the
+            # explorer must not reorder the two, and the atomicity check must see the hand-off).
+            self._scheduler.touch(frozenset({(latch.kind, latch.name, "r")}))
+        elif latch is not None:
             self._scheduler.record("hold", obj, {"point": point, "until": latch.name})
             self._scheduler.block(_HeldAt(point, latch), executes=latch.footprint)
             self._scheduler.record("unhold", obj, {"point": point})
