@@ -5,8 +5,8 @@
     python audit.py DIR --json           print the report as JSON
     python audit.py DIR --checkout PATH  report drift against PATH instead of the checkout holding audit.py
 
-Exit codes: 0 everything verified; 1 problems were found (each listed on one line, with its file);
-2 DIR is not an evidence folder at all, or the arguments are wrong.
+Exit codes: 0 everything verified; 1 problems were found (each listed on one line, with its file), or the run
+that wrote DIR did not finish; 2 DIR is not an evidence folder at all, or the arguments are wrong; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ sys.dont_write_bytecode = True  # an audit leaves no trace, not even __pycache__
 
 import argparse  # noqa: E402  (after the bytecode switch, on purpose)
 import json  # noqa: E402
+import math  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from rich.console import Console  # noqa: E402
@@ -25,8 +26,11 @@ from rich.text import Text  # noqa: E402
 from lab.errors import LabError, UsageError  # noqa: E402
 from lab.evidence.auditor import audit  # noqa: E402
 from lab.evidence.findings import AuditReport, RerunStatus  # noqa: E402
+from lab.evidence.safefs import printable  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
+TIMEOUT_RANGE = (0.001, 86400.0)
+"""The seconds ``--timeout`` accepts: more than nothing, at most a day."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -44,7 +48,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--checkout", type=Path, default=ROOT, metavar="PATH",
                         help="the source tree to compare the archived sources with (default: this checkout)")
     parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                        help="how long re-execution may take (default: 60 s plus any recorded hang)")
+                        help="how long re-execution may take, 0.001 to 86400 (default: 60 s plus any recorded "
+                             "hang and exploration)")
     return parser
 
 
@@ -55,38 +60,64 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> in
     try:
         args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
         as_json = args.json
-        if args.timeout is not None and args.timeout <= 0:
-            raise UsageError("--timeout needs a positive number of seconds")
+        _check_timeout(args.timeout)
         report = audit(args.folder, rerun=not args.no_rerun, checkout=args.checkout, timeout=args.timeout)
     except LabError as error:
         if as_json:
-            print(json.dumps({"ok": False, "error": str(error)}, ensure_ascii=False))
-        print(f"audit.py: {error}", file=sys.stderr)
+            print(json.dumps({"ok": False, "error": printable(str(error))}))
+        print(f"audit.py: {printable(str(error))}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("audit.py: interrupted; nothing was written, and the folder was not judged", file=sys.stderr)
+        return 130
     if as_json:
-        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        # ASCII only: an escaped character cannot reach the terminal as a control sequence, whatever the archive held
+        print(json.dumps(report.to_json(), indent=2))
     else:
         _render(console, report)
     return 0 if report.ok else 1
 
 
+def _check_timeout(timeout: float | None) -> None:
+    """A finite number of seconds within :data:`TIMEOUT_RANGE` (``nan``, ``inf`` and ``1e300`` are not)."""
+    low, high = TIMEOUT_RANGE
+    if timeout is not None and not (math.isfinite(timeout) and low <= timeout <= high):
+        raise UsageError(f"--timeout needs a number of seconds from {low:g} to {high:g}, not {timeout:g}")
+
+
 def _render(console: Console, report: AuditReport) -> None:
-    console.print(Text(f"audit of {report.folder}"))
-    console.print(Text(f"  integrity     {report.files_verified} files match their recorded SHA-256"))
-    console.print(Text(f"  consistency   {report.scenarios} scenarios checked against their traces and run.json"))
+    """The report, every line passed through :func:`printable`: nothing from the folder reaches the terminal as a
+    control character (an escape sequence, a carriage return, a bidirectional override)."""
+
+    def line(*parts: str | tuple[str, str]) -> None:
+        console.print(Text.assemble(*(printable(p) if isinstance(p, str) else (printable(p[0]), p[1])
+                                      for p in parts)))
+
+    line(f"audit of {report.folder}")
+    if report.unfinished:
+        for problem in report.problems:
+            line(("  PROBLEM ", "red"), str(problem))
+        line("result: ", ("UNFINISHED: the run that wrote this folder did not finish; nothing was verified",
+                          "bold red"))
+        return
+    line(f"  integrity     {report.files_verified} files match their recorded SHA-256")
+    line(f"  consistency   {report.scenarios} scenarios checked against their traces and run.json")
     style = {RerunStatus.MATCHED: "green", RerunStatus.SKIPPED: "yellow"}.get(report.rerun.status, "red")
-    console.print(Text.assemble("  re-execution  ", (str(report.rerun.status), style), f": {report.rerun.note}"))
+    line("  re-execution  ", (str(report.rerun.status), style), f": {report.rerun.note}")
     if report.drift is not None:
         drift = report.drift
         changes = [*(f"{p} (changed)" for p in drift.changed), *(f"{p} (added)" for p in drift.added),
                    *(f"{p} (removed)" for p in drift.removed)]
         text = (f"{drift.files} files differ from {drift.checkout} (not a failure): {', '.join(changes)}"
                 if changes else f"none: the archived sources equal {drift.checkout}")
-        console.print(Text(f"  drift         {text}"))
+        line(f"  drift         {text}")
     for problem in report.problems:
-        console.print(Text.assemble(("  PROBLEM ", "red"), str(problem)))
-    verdict = ("OK: everything verified", "green") if report.ok else (f"{len(report.problems)} problems", "bold red")
-    console.print(Text.assemble("result: ", verdict))
+        line(("  PROBLEM ", "red"), str(problem))
+    if not report.ok:
+        line("result: ", (f"{len(report.problems)} problems", "bold red"))
+        return
+    status = f"; the run's own status is {report.run_status}" if report.run_status else ""
+    line("result: ", ("OK: everything verified", "green"), status)
 
 
 if __name__ == "__main__":

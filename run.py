@@ -12,22 +12,25 @@ usage error rather than a silent no-op.
 
 Exit codes: 0 every check passed; 1 a check failed, a scenario errored, an exploration failed or was incomplete,
 a replay diverged, or a counterexample could not be saved (the evidence is still written); 2 a usage error, with
-nothing written.
+nothing written; 3 the evidence could not be written (a full disk): one line, the folder left unfinished;
+130 interrupted (Ctrl-C): one line, the folder (if it was made) left unfinished.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from lab.engine.explorer import DEFAULT_MAX_SCHEDULES, Exploration
 from lab.errors import LabError, ScenarioError, UsageError
-from lab.evidence.writer import create_evidence_folder, write_evidence
+from lab.evidence.writer import WriteError, create_evidence_folder, write_evidence
 from lab.render import (
     exploration_table,
     kill_matrix_table,
@@ -48,6 +51,9 @@ from lab.scenarios.template import check_new_name, write_template
 ROOT = Path(__file__).resolve().parent
 SCENARIOS = ROOT / "scenarios"
 DEFAULT_WATCHDOG = 10.0
+WATCHDOG_RANGE = (0.01, 3600.0)
+"""The seconds ``--watchdog`` accepts: ``nan`` and ``inf`` would never report a blocked actor, and below a
+hundredth of a second ordinary scheduling looks like a hang."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -71,7 +77,8 @@ def _parser() -> argparse.ArgumentParser:
         "--watchdog",
         type=float,
         metavar="SECONDS",
-        help=f"how long an actor may block outside the lab before it is reported (default {DEFAULT_WATCHDOG:g})",
+        help="how long an actor may block outside the lab before it is reported, "
+        f"{WATCHDOG_RANGE[0]:g} to {WATCHDOG_RANGE[1]:g} (default {DEFAULT_WATCHDOG:g})",
     )
     parser.add_argument("--explore", action="store_true", help="with --out: also explore every interleaving")
     parser.add_argument(
@@ -109,8 +116,9 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> in
     """Parse ``argv``, act, and return the exit code."""
     console = console or Console()
     args_list = sys.argv[1:] if argv is None else argv
+    args_holder: dict[str, argparse.Namespace] = {}  # what Ctrl-C needs to know: which folder was already made
     try:
-        args = _parser().parse_args(args_list)
+        args = args_holder["args"] = _parser().parse_args(args_list)
         _check_combinations(args)
         _fill_defaults(args)
         if args.list:
@@ -127,16 +135,27 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> in
         if args.replay:
             return _replay(args.replay, args.granularity, args.variant, args.watchdog, console)
         return _run(args, ["run.py", *args_list], console)
+    except WriteError as error:
+        print(f"run.py: {error}; the folder is left unfinished (no SHA256SUMS), and audit.py says so",
+              file=sys.stderr)
+        return 3
     except LabError as error:
         print(f"run.py: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        folder = getattr(args_holder.get("args"), "created", None)
+        left = (f"; {folder} is left unfinished (no SHA256SUMS), and audit.py says so" if folder is not None
+                else "; nothing was written")
+        print(f"run.py: interrupted{left}", file=sys.stderr)
+        return 130
 
 
 def _check_combinations(args: argparse.Namespace) -> None:
     """Refuse, in one line, a flag the chosen action would ignore or cannot use: nothing has been written yet."""
     explore, replay = args.explore, args.replay is not None
-    if args.watchdog is not None and args.watchdog <= 0:
-        raise UsageError("--watchdog needs a positive number of seconds")
+    low, high = WATCHDOG_RANGE
+    if args.watchdog is not None and not (math.isfinite(args.watchdog) and low <= args.watchdog <= high):
+        raise UsageError(f"--watchdog needs a number of seconds from {low:g} to {high:g}, not {args.watchdog:g}")
     if args.save_scenario and not args.explore:
         raise UsageError("--save-scenario goes with --explore")
     if args.explore and not args.out:
@@ -183,14 +202,14 @@ def _run(args: argparse.Namespace, command: list[str], console: Console) -> int:
     items = _select(every, args.scenario)
     loaded = [item for item in items if isinstance(item, LoadedScenario)]
     to_explore = _to_explore(loaded, args) if args.explore else []
-    folder = create_evidence_folder(args.out)
     started = datetime.now(UTC)
+    folder = args.created = create_evidence_folder(args.out, started=started)
     results: list[ScenarioResult] = []
     broken: list[BrokenScenario] = []
     for item in items:
         if isinstance(item, BrokenScenario):
             broken.append(item)
-            console.print(f"[red]broken scenario[/] {item}", highlight=False)
+            console.print(f"[red]broken scenario[/] {escape(str(item))}", highlight=False)
         else:
             results.append(run_scenario(item, watchdog_seconds=args.watchdog))
     console.print(summary_table(results))
@@ -310,7 +329,7 @@ def _explore(
                         progress=tick,
                     )
                 except ScenarioError as error:  # its setup raises: the normal run already reports it as ERROR
-                    console.print(f"[red]not explored[/] {error}", highlight=False)
+                    console.print(f"[red]not explored[/] {escape(str(error))}", highlight=False)
                     break
                 explorations.append(found)
                 progress.update(task, total=found.schedules + found.pruned)
@@ -337,7 +356,7 @@ def _explore(
     if matrix is not None:
         console.print(kill_matrix_table(matrix))
         for problem in matrix.problems():
-            console.print(f"[red]kill matrix:[/] {problem}", highlight=False)
+            console.print(f"[red]kill matrix:[/] {escape(str(problem))}", highlight=False)
         for note in matrix.notes():
             console.print(f"kill matrix: {note}", markup=False, highlight=False)
     elif races:
@@ -422,7 +441,7 @@ def _replay(spec: str, granularity: str | None, variant: str | None, watchdog: f
     )
     console.print(replay_table(result, item.cls.actors))
     if result.run_status == "DIVERGED":
-        console.print(f"[red]replay diverged[/]: {result.problem}", highlight=False)
+        console.print(f"[red]replay diverged[/]: {escape(str(result.problem))}", highlight=False)
         return 1
     console.print(
         f"outcome: {', '.join(f'{k}={v}' for k, v in result.observed.items())}", markup=False, highlight=False

@@ -95,10 +95,11 @@ class TestCleanFolder:
         assert "re-execution  MATCHED" in out
 
     def test_no_rerun_says_it_skipped(self, pristine: Path) -> None:
-        """--no-rerun still verifies the rest, and says what it did not do."""
+        """--no-rerun still verifies the rest, and says what it did not do; the OK line says the run's status."""
         code, out = _audit(str(pristine), "--no-rerun")
         assert code == 0
         assert "SKIPPED: re-execution skipped (--no-rerun)" in out
+        assert out.splitlines()[-1] == "result: OK: everything verified; the run's own status is PASS"
 
     def test_json_output_parses(self, pristine: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """--json prints the report as one JSON document."""
@@ -274,6 +275,28 @@ class TestBadRecords:
         code, report = _report(ev, "--no-rerun", capsys=capsys)
         assert code == 1
         assert _named(report, "run.json", "larger than 16 MiB")
+
+    @pytest.mark.parametrize(("rel", "field", "value"), [(RESULT, "verdict", []), ("run.json", "status", {}),
+                                                         ("run.json", "checks", {"passed": []})])
+    def test_a_field_of_the_wrong_kind_is_one_problem(self, ev: Path, rel: str, field: str, value: object,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+        """``"verdict": []`` and ``"status": {}`` used to crash the auditor with a TypeError."""
+        record = json.loads((ev / rel).read_text())
+        record[field] = value
+        (ev / rel).write_text(json.dumps(record, sort_keys=True, indent=2) + "\n")
+        _resum(ev)
+        code, report = _report(ev, "--no-rerun", capsys=capsys)
+        assert code == 1
+        assert [p["file"] for p in report["problems"]] == [rel]
+        assert report["problems"][0]["reason"].startswith(f"field {field!r} is {value!r}, not ")
+
+    def test_a_file_over_the_size_limit_is_not_hashed(self, ev: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """Any file over 64 MiB is refused from its size alone (a sparse file: nothing of it is read)."""
+        with open(ev / "report.md", "r+b") as handle:
+            handle.truncate((64 << 20) + 1)
+        code, report = _report(ev, "--no-rerun", capsys=capsys)
+        assert code == 1
+        assert _named(report, "report.md", "listed in SHA256SUMS, but larger than 64 MiB; not hashed")
 
     def test_every_problem_is_listed_one_line_each(self, ev: Path) -> None:
         """Several tampers at once: each shows as its own PROBLEM line, with its file."""

@@ -162,10 +162,12 @@ def _write_asks(root: Path, folder: Path) -> None:
 
 @pytest.mark.timeout(30)
 class TestCreateEvidenceFolder:
-    def test_creates_a_new_empty_folder(self, tmp_path: Path) -> None:
-        """A new name becomes a new, empty folder."""
-        folder = create_evidence_folder(tmp_path / "new")
-        assert folder.is_dir() and not any(folder.iterdir())
+    def test_creates_a_new_folder_holding_only_started_json(self, tmp_path: Path) -> None:
+        """A new name becomes a new folder whose one file says when the run started, in the folder's format."""
+        folder = create_evidence_folder(tmp_path / "new", started=datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC))
+        assert [p.name for p in folder.iterdir()] == ["started.json"]
+        assert json.loads((folder / "started.json").read_text()) == {
+            "format": "concurrency-lab-evidence/1", "started": "2026-01-02T03:04:05.000006Z"}
 
     @pytest.mark.parametrize("kind", ["empty folder", "folder with a file", "file"])
     def test_an_existing_path_is_refused_and_untouched(self, tmp_path: Path, kind: str) -> None:
@@ -209,7 +211,7 @@ class TestFolder:
         """Top-level records, one scenario folder, and the sources that ran."""
         names = set(_files(evidence))
         top = {n for n in names if "/" not in n}
-        assert top == {"run.json", "sources.json", "report.md", "audit.json", "SHA256SUMS"}
+        assert top == {"started.json", "run.json", "sources.json", "report.md", "audit.json", "SHA256SUMS"}
         assert {n for n in names if n.startswith("scenarios/")} == {
             f"scenarios/{SCENARIO}/trace.jsonl", f"scenarios/{SCENARIO}/result.json"}
         sources = {n.removeprefix("sources/") for n in names if n.startswith("sources/")}

@@ -472,7 +472,9 @@ class Scheduler:
                     self._local.actor = actor
         except _Aborted:
             return
-        except Exception as error:  # an actor's failure is the scenario's result, not the lab's crash
+        # an actor's failure is the scenario's result, not the lab's crash; sys.exit() in an actor is a failure too
+        # (SystemExit is no Exception: uncaught, the actor never finished and the run waited for the watchdog)
+        except (Exception, SystemExit) as error:
             actor.outcome = "ERROR"
             actor.error = "".join(traceback.format_exception(error))
             self.record("error", detail={"type": type(error).__name__})

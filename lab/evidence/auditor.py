@@ -23,7 +23,7 @@ from lab.evidence.consistency import Evidence, ScenarioEvidence, check_consisten
 from lab.evidence.findings import AuditReport, Problem, Rerun, RerunStatus
 from lab.evidence.integrity import check_integrity
 from lab.evidence.manifest import SUMS
-from lab.evidence.records import sha256
+from lab.evidence.records import STARTED, sha256
 from lab.evidence.reexplore import ExpectedExploration
 from lab.evidence.rerun import Expected
 from lab.evidence.rerun import rerun as reexecute
@@ -56,6 +56,8 @@ def audit(
             except Unreadable as error:
                 problems.append(Problem(".", str(error)))
                 listing = {}
+            if manifest is None and SUMS not in listing and listing:
+                return _unfinished(folder)
             verified = check_integrity(reader, listing, manifest, problems)
             evidence = check_consistency(reader, listing, problems, self_audit=manifest is not None)
             archived = check_sources(reader, listing, problems)
@@ -63,16 +65,29 @@ def audit(
         raise EvidenceError(f"{folder} cannot be read: {error.strerror}") from None
     drift = source_files.drift(archived, checkout) if checkout is not None and archived is not None else None
     summary = _rerun(folder, evidence, problems, enabled=rerun, timeout=timeout)
+    run_status = evidence.run.get("status") if evidence.run is not None else None
     return AuditReport(
         folder=str(folder),
         mode="self-audit" if manifest is not None else "audit",
         problems=tuple(dict.fromkeys(Problem(printable(p.file), printable(p.reason)) for p in problems)),
-        rerun=summary,
+        rerun=Rerun(summary.status, printable(summary.note), summary.scenarios, summary.seconds,
+                    summary.explorations),
         drift=drift,
         files_verified=verified,
         scenarios=len(evidence.scenarios),
         explorations=len(evidence.exploration.records) + len(evidence.exploration.unusable),
+        run_status=run_status if isinstance(run_status, str) else None,
     )
+
+
+def _unfinished(folder: Path) -> AuditReport:
+    """The report on a folder the run began (``started.json``) but never finished: nothing in it can be verified,
+    and none of it is checked or run."""
+    reason = (f"missing: the run did not finish writing this folder ({SUMS} is written last): it was interrupted "
+              f"or failed, so no file in it can be verified, and none was checked or run")
+    return AuditReport(folder=str(folder), mode="audit", problems=(Problem(SUMS, reason),),
+                       rerun=Rerun(RerunStatus.SKIPPED, "re-execution skipped: the run did not finish"),
+                       drift=None, files_verified=0, scenarios=0, unfinished=True)
 
 
 def _require_evidence_folder(folder: Path) -> None:
@@ -90,8 +105,9 @@ def _require_evidence_folder(folder: Path) -> None:
         raise EvidenceError(f"{folder} cannot be listed: {error.strerror}") from None
     if not names:
         raise EvidenceError(f"{folder} is empty: not an evidence folder")
-    if "run.json" not in names and SUMS not in names:
-        raise EvidenceError(f"{folder} has neither run.json nor {SUMS}: not an evidence folder (run.py writes both)")
+    if "run.json" not in names and SUMS not in names and STARTED not in names:
+        raise EvidenceError(f"{folder} has neither {STARTED}, run.json nor {SUMS}: not an evidence folder (run.py "
+                            f"writes all three)")
 
 
 def _rerun(

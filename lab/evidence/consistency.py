@@ -18,12 +18,14 @@ from lab.evidence.findings import Problem
 from lab.evidence.loading import LINES_CAP, load_record
 from lab.evidence.loading import read_file as _read
 from lab.evidence.manifest import SUMS
-from lab.evidence.records import FORMAT, sha256
+from lab.evidence.records import FORMAT, STARTED, sha256
 from lab.evidence.safefs import FolderReader, printable
-from lab.evidence.schema import AUDIT_FIELDS, RESULT_FIELDS, RUN_FIELDS, is_name
+from lab.evidence.schema import AUDIT_FIELDS, RESULT_FIELDS, RUN_FIELDS, STARTED_FIELDS, is_name
 from lab.evidence.traces import check_against_trace, parse_trace
 
 TOP_FILES = ("run.json", "sources.json", "report.md", "audit.json", SUMS)
+OPTIONAL_FILES = (STARTED,)
+"""Top-level files a folder may lack: folders written before ``started.json`` existed do not have it."""
 SCENARIO_FILES = ("result.json", "trace.jsonl", "requests.jsonl")
 
 
@@ -61,6 +63,8 @@ def check_consistency(
     explored = check_exploration(reader, listing, run, {s.name: s.result for s in scenarios}, problems)
     if run is not None:
         _check_run(run, scenarios, listing, problems, explore_fails=explored.fails)
+    if STARTED in listing:
+        _check_started(reader, listing, problems)
     if not self_audit:
         _check_audit(reader, listing, problems)
     if "report.md" in listing:
@@ -71,7 +75,7 @@ def check_consistency(
 def _check_layout(listing: Mapping[str, str], problems: list[Problem], *, self_audit: bool) -> None:
     for rel in listing:
         parts = rel.split("/")
-        if rel in TOP_FILES or parts[0] == "sources":
+        if rel in TOP_FILES or rel in OPTIONAL_FILES or parts[0] == "sources":
             continue
         if len(parts) == 3 and parts[0] == "scenarios" and is_name(parts[1]) and parts[2] in SCENARIO_FILES:
             continue
@@ -192,6 +196,12 @@ def _check_times(run: Mapping[str, Any], problems: list[Problem]) -> None:
         return
     if ended < started:
         problems.append(Problem("run.json", "ended is before started"))
+
+
+def _check_started(reader: FolderReader, listing: Mapping[str, str], problems: list[Problem]) -> None:
+    record = load_record(reader, listing, STARTED, STARTED_FIELDS, problems)
+    if record is not None and record["format"] != FORMAT:
+        problems.append(Problem(STARTED, f"format {printable(record['format'])!r} is not {FORMAT!r}"))
 
 
 def _check_audit(reader: FolderReader, listing: Mapping[str, str], problems: list[Problem]) -> None:

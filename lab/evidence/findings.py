@@ -87,6 +87,11 @@ class AuditReport:
     files_verified: int
     scenarios: int
     explorations: int = 0
+    run_status: str | None = None
+    """``run.json``'s own status (PASS or FAIL) when it could be read: a folder can verify completely and be
+    faithful evidence of a run that failed."""
+    unfinished: bool = False
+    """The folder has no ``SHA256SUMS``: the run that wrote it did not finish (it was interrupted, or failed)."""
 
     @property
     def ok(self) -> bool:
@@ -105,4 +110,6 @@ class AuditReport:
             "files_verified": self.files_verified,
             "scenarios": self.scenarios,
             "explorations": self.explorations,
+            "run_status": self.run_status,
+            "unfinished": self.unfinished,
         }

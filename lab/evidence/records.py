@@ -21,6 +21,8 @@ from lab.scenarios.runner import ScenarioResult, Verdict
 
 FORMAT = "concurrency-lab-evidence/1"
 """The format name and version ``run.json`` carries; an auditor refuses formats it does not know."""
+STARTED = "started.json"
+"""The first file of every folder, written as it is created: a folder holding it is evidence, finished or not."""
 
 
 def dump_json(value: Json) -> bytes:
@@ -35,7 +37,9 @@ def parse_json(data: bytes) -> Json:
     except UnicodeDecodeError as error:
         raise ValueError(f"is not UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start})") from None
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_refuse_constant)
+    except _NotJson as error:
+        raise ValueError(f"is not valid JSON: {error} is not a JSON number") from None
     except json.JSONDecodeError as error:  # before ValueError, which it subclasses
         # a string cannot hold a raw newline, so an unterminated one runs into the end of the file
         if error.pos >= len(text.rstrip()) or error.msg.startswith("Unterminated string"):
@@ -45,6 +49,15 @@ def parse_json(data: bytes) -> Json:
         raise ValueError("nests JSON too deeply to be read") from None
     except ValueError as error:  # an integer too long to convert, for one
         raise ValueError(f"is not usable JSON: {str(error).splitlines()[0]}") from None
+
+
+class _NotJson(Exception):
+    """``NaN``, ``Infinity`` or ``-Infinity``: Python's reader accepts them, JSON does not, and a number that is
+    not finite would poison every sum and timeout made from it."""
+
+
+def _refuse_constant(name: str) -> object:
+    raise _NotJson(name)
 
 
 def sha256(data: bytes) -> str:
@@ -92,6 +105,11 @@ def result_record(result: ScenarioResult, trace: bytes, requests: bytes, *, root
         "trace_sha256": sha256(trace),
         "timing": {"seconds": round(result.seconds, 6)},
     }
+
+
+def started_record(started: datetime) -> Json:
+    """``started.json``: the format, and when the run began (UTC)."""
+    return {"format": FORMAT, "started": _utc(started)}
 
 
 def run_record(

@@ -4,7 +4,8 @@ Every relative path is checked before use (no absolute path, no ``..``, no empty
 opened from the folder one component at a time, each looked at with ``lstat`` and opened with ``O_NOFOLLOW``
 relative to its parent's descriptor: a symbolic link is reported, never followed, so nothing outside the folder is
 ever opened, even if the folder changes while it is read. FIFOs, sockets and devices are refused before they are
-opened for reading, so an audit cannot hang on them. Reads are bounded: a caller names the most bytes it accepts.
+opened for reading, so an audit cannot hang on them. Reads are bounded: a caller names the most bytes it accepts,
+and no file larger than :data:`FILE_CAP` is hashed at all.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from pathlib import Path
 from types import TracebackType
 
 MIB = 1 << 20
+FILE_CAP = 64 * MIB
+"""The largest file an evidence folder may hold (the cap on a JSON Lines record); anything larger is refused
+before it is hashed."""
 MAX_ENTRIES = 100_000
 MAX_DEPTH = 32
 _CHUNK = 1 << 16
@@ -94,12 +98,19 @@ class FolderReader:
         finally:
             os.close(fd)
 
-    def sha256(self, rel: str) -> str:
-        """The file's SHA-256, read in chunks so that a huge file costs time, never memory."""
+    def sha256(self, rel: str, cap: int = FILE_CAP) -> str:
+        """The file's SHA-256, read in chunks; a file larger than ``cap`` bytes is refused before a byte of it is
+        hashed (its size is looked at once it is open), so a huge file costs neither memory nor time."""
         fd = self._open(rel)
         digest = hashlib.sha256()
         try:
+            if os.fstat(fd).st_size > cap:
+                raise Unreadable(f"larger than {_size(cap)}; not hashed")
+            size = 0
             while chunk := os.read(fd, _CHUNK):
+                size += len(chunk)
+                if size > cap:  # it grew while it was read
+                    raise Unreadable(f"larger than {_size(cap)}; not hashed")
                 digest.update(chunk)
         except OSError as error:
             raise Unreadable(f"cannot be read: {error.strerror}") from None

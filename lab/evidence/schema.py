@@ -36,6 +36,12 @@ def _objects(value: Any, fields: Mapping[str, Rule]) -> bool:
     return isinstance(value, list) and all(isinstance(v, dict) and not field_problems(v, fields) for v in value)
 
 
+def _one_of(*words: str) -> Callable[[Any], bool]:
+    """A predicate for one of ``words``: a value of any other type (a list, an object) is simply not one of them,
+    never a ``TypeError`` from hashing it."""
+    return lambda value: isinstance(value, str) and value in words
+
+
 def is_hex(value: Any) -> bool:
     """True for a lowercase SHA-256 hex digest."""
     return isinstance(value, str) and _HEX.fullmatch(value) is not None
@@ -64,7 +70,7 @@ SOURCE_FIELDS: Mapping[str, Rule] = {"path": STR, "sha256": HEX}
 
 RESULT_FIELDS: Mapping[str, Rule] = {
     "name": STR, "lesson": STR, "description": STR, "source": STR, "mutant": BOOL,
-    "verdict": (lambda v: v in {"PASS", "FAIL", "ERROR"}, "PASS, FAIL or ERROR"),
+    "verdict": (_one_of("PASS", "FAIL", "ERROR"), "PASS, FAIL or ERROR"),
     "run_status": STR, "variant": STR, "granularity": STR, "actors": STR_LIST, "expect": STR_MAP,
     "outcomes": STR_MAP, "state": OBJECT,
     "checks": (lambda v: _objects(v, CHECK_FIELDS), "a list of {name, passed, reason}"),
@@ -88,7 +94,7 @@ RUN_FIELDS: Mapping[str, Rule] = {
                  "an object with PASS, FAIL and ERROR counts"),
     "broken": (lambda v: _objects(v, BROKEN_FIELDS), "a list of {name, file, problem}"),
     "transport_calls": COUNT, "network_requests": COUNT,
-    "status": (lambda v: v in {"PASS", "FAIL"}, "PASS or FAIL"),
+    "status": (_one_of("PASS", "FAIL"), "PASS or FAIL"),
     "git": (lambda v: v is None or (isinstance(v, dict) and not field_problems(v, {"commit": STR, "dirty": BOOL})),
             "null or an object with commit and dirty"),
 }
@@ -97,6 +103,8 @@ SOURCES_FIELDS: Mapping[str, Rule] = {
     "normalization": STR, "combined_sha256": HEX,
     "files": (lambda v: _objects(v, SOURCE_FIELDS), "a list of {path, sha256}"),
 }
+
+STARTED_FIELDS: Mapping[str, Rule] = {"format": STR, "started": STR}
 
 AUDIT_FIELDS: Mapping[str, Rule] = {
     "mode": STR, "ok": BOOL, "folder": STR, "rerun": OBJECT,
@@ -144,13 +152,13 @@ EXPLANATION_FIELDS: Mapping[str, Rule] = {
 }
 CELL_FIELDS: Mapping[str, Rule] = {
     "variant": STR, "scenario": NAME, "granularity": STR,
-    "status": (lambda v: v in CELL_WORDS, "killed, survived or incomplete"),
+    "status": (_one_of(*CELL_WORDS), "killed, survived or incomplete"),
     "schedules": COUNT, "schedule": STR, "why": STR,
 }
 
 EXPLORATION_FIELDS: Mapping[str, Rule] = {
     "name": NAME, "variant": STR, "default_variant": BOOL, "granularity": STR,
-    "verdict": (lambda v: v in VERDICT_WORDS, "PASS, FAIL or INCOMPLETE"),
+    "verdict": (_one_of(*VERDICT_WORDS), "PASS, FAIL or INCOMPLETE"),
     "schedules": COUNT, "pruned": COUNT,
     "naive_bound": (lambda v: isinstance(v, str) and v.isascii() and v.isdigit(), "a whole number, as a string"),
     "distinct": COUNT,
@@ -178,7 +186,7 @@ SETTINGS_FIELDS: Mapping[str, Rule] = {
 }
 SUMMARY_ENTRY_FIELDS: Mapping[str, Rule] = {
     "file": STR, "name": NAME, "variant": STR, "default_variant": BOOL, "granularity": STR,
-    "verdict": (lambda v: v in VERDICT_WORDS, "PASS, FAIL or INCOMPLETE"),
+    "verdict": (_one_of(*VERDICT_WORDS), "PASS, FAIL or INCOMPLETE"),
     "schedules": COUNT, "pruned": COUNT, "distinct": COUNT,
 }
 SUMMARY_FIELDS: Mapping[str, Rule] = {

@@ -51,9 +51,13 @@ def parse_trace(data: bytes, rel: str, problems: list[Problem]) -> list[TraceEve
     return events
 
 
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def _event_problem(line: str, index: int) -> str:
     try:
-        item = json.loads(line)
+        item = json.loads(line, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
         return f"is not JSON ({error.msg})"
     except (ValueError, RecursionError):  # an integer too long to convert; nesting too deep

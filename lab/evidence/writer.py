@@ -2,29 +2,31 @@
 
 The folder is created exclusively and every file in it with ``open(..., "xb")``, so a run never overwrites
 anything, and two runs racing for one name cannot both get it. ``SHA256SUMS`` is written last: a folder without it
-is a run that did not finish, and the auditor says so.
+is a run that did not finish, and the auditor says so; ``started.json``, written the moment the folder is made,
+tells the auditor the folder is one even when the run was interrupted before anything else was written.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
-from datetime import datetime
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from lab import __version__
 from lab.engine.trace import encode_trace
-from lab.errors import UsageError
+from lab.errors import EvidenceError, UsageError
 from lab.evidence import sources as source_files
 from lab.evidence.auditor import audit
 from lab.evidence.exploration import KILL_MATRIX, plan_exploration
 from lab.evidence.explore_report import exploration_section
 from lab.evidence.findings import AuditReport
+from lab.evidence.loading import JSON_CAP
 from lab.evidence.manifest import SUMS, format_sums
 from lab.evidence.provenance import git_state
-from lab.evidence.records import dump_json, request_lines, result_record, run_record, sha256
+from lab.evidence.records import STARTED, dump_json, request_lines, result_record, run_record, sha256, started_record
 from lab.evidence.report import render_report
 from lab.scenarios.exploring import ScenarioExploration
 from lab.scenarios.kill_matrix import KillMatrix
@@ -34,12 +36,20 @@ from lab.scenarios.runner import ScenarioResult
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
-def create_evidence_folder(path: Path) -> Path:
-    """Create ``path`` as a new, empty folder, or raise :class:`UsageError` and touch nothing.
+class WriteError(EvidenceError):
+    """Raised when the evidence cannot be written (a full disk, a file that appeared in the folder during the run,
+    a permission): ``str()`` is one line naming the file; the folder is left without ``SHA256SUMS``, so every
+    audit calls it a run that did not finish."""
+
+
+def create_evidence_folder(path: Path, *, started: datetime | None = None) -> Path:
+    """Create ``path`` as a new folder holding only ``started.json``, or raise :class:`UsageError` and touch nothing.
 
     The folder must not exist, not even empty (evidence is never mixed with an older run), and its parent must
     already exist: the lab never creates folders the user did not name. ``os.mkdir`` is the only check that
-    cannot race, so it decides; the checks before it only make the messages clear.
+    cannot race, so it decides; the checks before it only make the messages clear. ``started.json`` (the format
+    and ``started``) is written at once, so a run interrupted before it wrote anything else still leaves a folder
+    the auditor recognises as an unfinished run, not as some unrelated folder.
     """
     path = Path(path)
     if os.path.lexists(path):
@@ -54,6 +64,7 @@ def create_evidence_folder(path: Path) -> Path:
         raise UsageError(f"{path} was created by someone else just now; choose another name") from None
     except OSError as error:
         raise UsageError(f"cannot create {path}: {error.strerror}") from None
+    _Files(path).write(STARTED, dump_json(started_record(started or datetime.now(UTC))))
     return path
 
 
@@ -84,6 +95,7 @@ def write_evidence(
     explored = plan_exploration(results, explorations, kill_matrix, explore_settings)
     git = git_state(root, exclude=folder)
     out = _Files(folder)
+    out.adopt(STARTED, lambda: dump_json(started_record(started)))
     archived = source_files.collect(root)
     for file in archived:
         out.write(f"sources/{file.path}", file.data)
@@ -121,7 +133,10 @@ def _check_names(results: Sequence[ScenarioResult]) -> None:
 
 
 class _Files:
-    """Creates files under one folder, never overwriting, and remembers each file's SHA-256."""
+    """Creates files under one folder, never overwriting, and remembers each file's SHA-256.
+
+    Any failure to write is a :class:`WriteError` naming the file, in one line.
+    """
 
     def __init__(self, folder: Path) -> None:
         self._folder = folder
@@ -130,12 +145,30 @@ class _Files:
 
     def write(self, rel: str, data: bytes, *, record: bool = True) -> None:
         parts = rel.split("/")
-        for depth in range(1, len(parts)):
-            sub = "/".join(parts[:depth])
-            if sub not in self._made:
-                os.mkdir(self._folder / sub)
-                self._made.add(sub)
-        with open(self._folder / rel, "xb") as handle:
-            handle.write(data)
+        try:
+            for depth in range(1, len(parts)):
+                sub = "/".join(parts[:depth])
+                if sub not in self._made:
+                    os.mkdir(self._folder / sub)
+                    self._made.add(sub)
+            with open(self._folder / rel, "xb") as handle:
+                handle.write(data)
+        except FileExistsError:
+            raise WriteError(f"cannot write {self._folder / rel}: it already exists, though this run did not write "
+                             f"it (something else wrote into the folder during the run)") from None
+        except OSError as error:
+            raise WriteError(f"cannot write {self._folder / rel}: {error.strerror or error}") from None
         if record:
             self.digests[rel] = sha256(data)
+
+    def adopt(self, rel: str, make: Callable[[], bytes]) -> None:
+        """Record the digest of ``rel``, written before this object existed, or write it now with ``make()``."""
+        try:
+            with open(self._folder / rel, "rb") as handle:
+                data = handle.read(JSON_CAP + 1)
+        except FileNotFoundError:
+            self.write(rel, make())
+            return
+        except OSError as error:
+            raise WriteError(f"cannot read {self._folder / rel}: {error.strerror or error}") from None
+        self.digests[rel] = sha256(data)
