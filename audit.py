@@ -45,11 +45,20 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("folder", type=Path, metavar="DIR", help="the evidence folder to verify")
     parser.add_argument("--no-rerun", action="store_true", help="do not re-execute the archived scenarios")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--checkout", type=Path, default=ROOT, metavar="PATH",
-                        help="the source tree to compare the archived sources with (default: this checkout)")
-    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                        help="how long re-execution may take, 0.001 to 86400 (default: 60 s plus any recorded "
-                             "hang and exploration)")
+    parser.add_argument(
+        "--checkout",
+        type=Path,
+        default=ROOT,
+        metavar="PATH",
+        help="the source tree to compare the archived sources with (default: this checkout)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long re-execution may take, 0.001 to 86400 (default: 60 s plus any recorded hang and exploration)",
+    )
     return parser
 
 
@@ -90,15 +99,15 @@ def _render(console: Console, report: AuditReport) -> None:
     control character (an escape sequence, a carriage return, a bidirectional override)."""
 
     def line(*parts: str | tuple[str, str]) -> None:
-        console.print(Text.assemble(*(printable(p) if isinstance(p, str) else (printable(p[0]), p[1])
-                                      for p in parts)))
+        console.print(Text.assemble(*(printable(p) if isinstance(p, str) else (printable(p[0]), p[1]) for p in parts)))
 
     line(f"audit of {report.folder}")
     if report.unfinished:
         for problem in report.problems:
             line(("  PROBLEM ", "red"), str(problem))
-        line("result: ", ("UNFINISHED: the run that wrote this folder did not finish; nothing was verified",
-                          "bold red"))
+        line(
+            "result: ", ("UNFINISHED: the run that wrote this folder did not finish; nothing was verified", "bold red")
+        )
         return
     line(f"  integrity     {report.files_verified} files match their recorded SHA-256")
     line(f"  consistency   {report.scenarios} scenarios checked against their traces and run.json")
@@ -106,10 +115,16 @@ def _render(console: Console, report: AuditReport) -> None:
     line("  re-execution  ", (str(report.rerun.status), style), f": {report.rerun.note}")
     if report.drift is not None:
         drift = report.drift
-        changes = [*(f"{p} (changed)" for p in drift.changed), *(f"{p} (added)" for p in drift.added),
-                   *(f"{p} (removed)" for p in drift.removed)]
-        text = (f"{drift.files} files differ from {drift.checkout} (not a failure): {', '.join(changes)}"
-                if changes else f"none: the archived sources equal {drift.checkout}")
+        changes = [
+            *(f"{p} (changed)" for p in drift.changed),
+            *(f"{p} (added)" for p in drift.added),
+            *(f"{p} (removed)" for p in drift.removed),
+        ]
+        text = (
+            f"{drift.files} files differ from {drift.checkout} (not a failure): {', '.join(changes)}"
+            if changes
+            else f"none: the archived sources equal {drift.checkout}"
+        )
         line(f"  drift         {text}")
     for problem in report.problems:
         line(("  PROBLEM ", "red"), str(problem))

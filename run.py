@@ -136,16 +136,18 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> in
             return _replay(args.replay, args.granularity, args.variant, args.watchdog, console)
         return _run(args, ["run.py", *args_list], console)
     except WriteError as error:
-        print(f"run.py: {error}; the folder is left unfinished (no SHA256SUMS), and audit.py says so",
-              file=sys.stderr)
+        print(f"run.py: {error}; the folder is left unfinished (no SHA256SUMS), and audit.py says so", file=sys.stderr)
         return 3
     except LabError as error:
         print(f"run.py: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         folder = getattr(args_holder.get("args"), "created", None)
-        left = (f"; {folder} is left unfinished (no SHA256SUMS), and audit.py says so" if folder is not None
-                else "; nothing was written")
+        left = (
+            f"; {folder} is left unfinished (no SHA256SUMS), and audit.py says so"
+            if folder is not None
+            else "; nothing was written"
+        )
         print(f"run.py: interrupted{left}", file=sys.stderr)
         return 130
 

@@ -74,8 +74,7 @@ def _snapshot(folder: Path) -> dict[str, tuple[int, int, int]]:
     for dirpath, dirnames, filenames in os.walk(folder):
         for name in dirnames + filenames:
             info = os.lstat(os.path.join(dirpath, name))
-            found[os.path.relpath(os.path.join(dirpath, name), folder)] = (info.st_mtime_ns, info.st_size,
-                                                                           info.st_mode)
+            found[os.path.relpath(os.path.join(dirpath, name), folder)] = (info.st_mtime_ns, info.st_size, info.st_mode)
     return found
 
 
@@ -203,8 +202,9 @@ class TestIntegrity:
         assert _named(report, "SHA256SUMS", "names '/etc/passwd': an absolute path")
         assert opened and not any("etc" in path or ".." in path for path in opened)
 
-    def test_a_symlink_in_place_of_a_trace_is_not_followed(self, ev: Path, tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    def test_a_symlink_in_place_of_a_trace_is_not_followed(
+        self, ev: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         """Even a link to an identical copy is a problem: the folder must hold the bytes itself."""
         outside = tmp_path / "copy.jsonl"
         shutil.copyfile(ev / TRACE, outside)
@@ -214,8 +214,9 @@ class TestIntegrity:
         assert code == 1
         assert _named(report, TRACE, "is a symbolic link; not followed")
 
-    def test_a_symlinked_folder_is_not_entered(self, ev: Path, tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+    def test_a_symlinked_folder_is_not_entered(
+        self, ev: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         """A folder replaced by a link to its copy elsewhere: every file under it is refused."""
         moved = Path(shutil.move(str(ev / "scenarios"), tmp_path / "elsewhere"))
         (ev / "scenarios").symlink_to(moved)
@@ -276,10 +277,13 @@ class TestBadRecords:
         assert code == 1
         assert _named(report, "run.json", "larger than 16 MiB")
 
-    @pytest.mark.parametrize(("rel", "field", "value"), [(RESULT, "verdict", []), ("run.json", "status", {}),
-                                                         ("run.json", "checks", {"passed": []})])
-    def test_a_field_of_the_wrong_kind_is_one_problem(self, ev: Path, rel: str, field: str, value: object,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    @pytest.mark.parametrize(
+        ("rel", "field", "value"),
+        [(RESULT, "verdict", []), ("run.json", "status", {}), ("run.json", "checks", {"passed": []})],
+    )
+    def test_a_field_of_the_wrong_kind_is_one_problem(
+        self, ev: Path, rel: str, field: str, value: object, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         """``"verdict": []`` and ``"status": {}`` used to crash the auditor with a TypeError."""
         record = json.loads((ev / rel).read_text())
         record[field] = value
@@ -336,8 +340,9 @@ class TestCoveredTracks:
         _resum(ev)
         code, report = _report(ev, "--no-rerun", capsys=capsys)
         assert code == 1
-        assert _named(report, "run.json", f"checks say {passed + 1} passed and 0 failed, but the results add up to "
-                                          f"{passed} and 0")
+        assert _named(
+            report, "run.json", f"checks say {passed + 1} passed and 0 failed, but the results add up to {passed} and 0"
+        )
 
     def test_edited_sources_are_not_executed(self, ev: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """A source that fails its fingerprint is reported, and the archive is not run."""

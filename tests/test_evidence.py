@@ -155,8 +155,9 @@ def _write_asks(root: Path, folder: Path) -> None:
     loaded = load(root / "scenarios" / "asks.py")
     assert isinstance(loaded, LoadedScenario), loaded
     now = datetime.now(UTC)
-    report = write_evidence(create_evidence_folder(folder), [run_scenario(loaded)], [], root=root,
-                            command=["test"], started=now, ended=now)
+    report = write_evidence(
+        create_evidence_folder(folder), [run_scenario(loaded)], [], root=root, command=["test"], started=now, ended=now
+    )
     assert report.ok, report.problems
 
 
@@ -167,7 +168,9 @@ class TestCreateEvidenceFolder:
         folder = create_evidence_folder(tmp_path / "new", started=datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC))
         assert [p.name for p in folder.iterdir()] == ["started.json"]
         assert json.loads((folder / "started.json").read_text()) == {
-            "format": "concurrency-lab-evidence/1", "started": "2026-01-02T03:04:05.000006Z"}
+            "format": "concurrency-lab-evidence/1",
+            "started": "2026-01-02T03:04:05.000006Z",
+        }
 
     @pytest.mark.parametrize("kind", ["empty folder", "folder with a file", "file"])
     def test_an_existing_path_is_refused_and_untouched(self, tmp_path: Path, kind: str) -> None:
@@ -213,7 +216,9 @@ class TestFolder:
         top = {n for n in names if "/" not in n}
         assert top == {"started.json", "run.json", "sources.json", "report.md", "audit.json", "SHA256SUMS"}
         assert {n for n in names if n.startswith("scenarios/")} == {
-            f"scenarios/{SCENARIO}/trace.jsonl", f"scenarios/{SCENARIO}/result.json"}
+            f"scenarios/{SCENARIO}/trace.jsonl",
+            f"scenarios/{SCENARIO}/result.json",
+        }
         sources = {n.removeprefix("sources/") for n in names if n.startswith("sources/")}
         assert {"run.py", "audit.py", "pyproject.toml", "lab/evidence/rerun.py", f"scenarios/{SCENARIO}.py"} <= sources
         assert not any("__pycache__" in n for n in names)
@@ -238,8 +243,14 @@ class TestFolder:
         """coreutils verifies the folder as it stands."""
         if shutil.which("sha256sum") is None:
             pytest.skip("sha256sum is not installed")
-        done = subprocess.run(["sha256sum", "-c", "--quiet", "SHA256SUMS"], cwd=evidence, capture_output=True,
-                              text=True, check=False, timeout=20)
+        done = subprocess.run(
+            ["sha256sum", "-c", "--quiet", "SHA256SUMS"],
+            cwd=evidence,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=20,
+        )
         assert done.returncode == 0, done.stdout + done.stderr
 
     def test_json_is_canonical(self, evidence: Path) -> None:
@@ -358,8 +369,10 @@ class TestManifest:
 
     def test_unsafe_and_malformed_lines_are_reported_not_used(self) -> None:
         """Every bad line is named; only safe paths are returned."""
-        data = (f"{'a' * 64}  ../../etc/passwd\n{'a' * 64}  /etc/passwd\nnot a line\n"
-                f"{'a' * 64}  ok.txt\n{'b' * 64}  ok.txt\n{'c' * 64}  cut").encode()
+        data = (
+            f"{'a' * 64}  ../../etc/passwd\n{'a' * 64}  /etc/passwd\nnot a line\n"
+            f"{'a' * 64}  ok.txt\n{'b' * 64}  ok.txt\n{'c' * 64}  cut"
+        ).encode()
         entries, reasons = parse_sums(data)
         assert entries == {"ok.txt": "a" * 64}
         assert len(reasons) == 5

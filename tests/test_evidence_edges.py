@@ -60,16 +60,18 @@ def _one_line(err: str, prefix: str) -> None:
 
 class TestNumbers:
     @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0", "-1", "1e300", "0.001"])
-    def test_a_watchdog_outside_its_range_is_one_line(self, value: str, tmp_path: Path,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    def test_a_watchdog_outside_its_range_is_one_line(
+        self, value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         """nan and inf used to be accepted, so a blocked actor was never reported; nothing is written."""
         assert _run(["--out", str(tmp_path / "ev"), f"--watchdog={value}"]) == 2
         _one_line(capsys.readouterr().err, "run.py: --watchdog needs a number of seconds from 0.01 to 3600")
         assert not (tmp_path / "ev").exists()
 
     @pytest.mark.parametrize("value", ["nan", "inf", "1e300", "0", "-5"])
-    def test_a_timeout_outside_its_range_is_one_line(self, value: str, tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    def test_a_timeout_outside_its_range_is_one_line(
+        self, value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         """nan, inf and 1e300 used to end in a traceback from subprocess."""
         assert _audit(str(tmp_path), "--timeout", value)[0] == 2
         _one_line(capsys.readouterr().err, "audit.py: --timeout needs a number of seconds from 0.001 to 86400")
@@ -101,11 +103,13 @@ class TestInterrupted:
         code, out = _audit(str(folder))
         assert code == 1
         assert "PROBLEM SHA256SUMS: missing: the run did not finish writing this folder" in out
-        assert out.rstrip().endswith("result: UNFINISHED: the run that wrote this folder did not finish; nothing "
-                                     "was verified")
+        assert out.rstrip().endswith(
+            "result: UNFINISHED: the run that wrote this folder did not finish; nothing was verified"
+        )
 
-    def test_ctrl_c_during_an_audit_is_exit_130(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    def test_ctrl_c_during_an_audit_is_exit_130(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         """No traceback."""
 
         def interrupted(*args: Any, **kwargs: Any) -> Any:
@@ -117,8 +121,9 @@ class TestInterrupted:
 
 
 class TestCannotWrite:
-    def test_a_full_disk_is_one_line(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                     capsys: pytest.CaptureFixture[str]) -> None:
+    def test_a_full_disk_is_one_line(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         """ENOSPC while writing: exit 3, one line naming the file; the folder audits as unfinished."""
         import lab.evidence.writer as writer
 
@@ -149,13 +154,17 @@ class TestCannotWrite:
 
         monkeypatch.setattr(run, "write_evidence", planted)
         assert _run(["--out", str(tmp_path / "ev"), "--scenario", SCENARIO]) == 3
-        _one_line(capsys.readouterr().err, f"run.py: cannot write {tmp_path / 'ev' / 'SHA256SUMS'}: it already "
-                                           "exists, though this run did not write it")
+        _one_line(
+            capsys.readouterr().err,
+            f"run.py: cannot write {tmp_path / 'ev' / 'SHA256SUMS'}: it already "
+            "exists, though this run did not write it",
+        )
 
 
 class TestHostileText:
-    def test_no_control_character_reaches_the_terminal(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    def test_no_control_character_reaches_the_terminal(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         """Names and reasons from a tampered folder are escaped in the text report and in --json."""
         _no_self_reexecution(monkeypatch)
         folder = tmp_path / "ev"
@@ -220,9 +229,24 @@ class TestRecordsOfTheWrongKind:
 class TestGitAttributes:
     def test_evidence_is_byte_exact_on_every_checkout(self) -> None:
         """core.autocrlf must not rewrite archived bytes: their sums would no longer match."""
-        done = subprocess.run(["git", "-C", str(ROOT), "check-attr", "text", "--", "evidence/any/run.json",
-                               "evidence/any/sources/lab/x.py"], capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(ROOT),
+                "check-attr",
+                "text",
+                "--",
+                "evidence/any/run.json",
+                "evidence/any/sources/lab/x.py",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if done.returncode != 0:
             pytest.skip("not a git checkout")
-        assert done.stdout.splitlines() == ["evidence/any/run.json: text: unset",
-                                            "evidence/any/sources/lab/x.py: text: unset"]
+        assert done.stdout.splitlines() == [
+            "evidence/any/run.json: text: unset",
+            "evidence/any/sources/lab/x.py: text: unset",
+        ]

@@ -60,10 +60,22 @@ def _explore() -> Explored:
 
 def _write(folder: Path, explored: Explored, **options: Any) -> AuditReport:
     now = datetime.now(UTC)
-    arguments: dict[str, Any] = {"explorations": explored.explorations, "kill_matrix": explored.matrix,
-                                 "explore_settings": SETTINGS, **options}
-    return write_evidence(create_evidence_folder(folder), explored.results, [], root=ROOT, command=["test"],
-                          started=now, ended=now, **arguments)
+    arguments: dict[str, Any] = {
+        "explorations": explored.explorations,
+        "kill_matrix": explored.matrix,
+        "explore_settings": SETTINGS,
+        **options,
+    }
+    return write_evidence(
+        create_evidence_folder(folder),
+        explored.results,
+        [],
+        root=ROOT,
+        command=["test"],
+        started=now,
+        ended=now,
+        **arguments,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -93,8 +105,7 @@ def _edit(folder: Path, rel: str, change: Any) -> None:
     """Change one record, write it back the way the lab writes JSON, and cover the tracks in SHA256SUMS."""
     record = _json(folder / rel)
     change(record)
-    (folder / rel).write_text(json.dumps(record, sort_keys=True, ensure_ascii=False, indent=2) + "\n",
-                              encoding="utf-8")
+    (folder / rel).write_text(json.dumps(record, sort_keys=True, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     _resum(folder)
 
 
@@ -133,7 +144,8 @@ class TestFolder:
         assert report.rerun.status == "MATCHED" and report.rerun.explorations == 4
         assert report.rerun.note == (
             "2 scenarios, 4 explorations and the kill matrix re-executed from sources/: byte-identical traces, same "
-            "outcomes and verdicts; the same verdicts, counts, rows and counterexamples; the same kill-matrix cells")
+            "outcomes and verdicts; the same verdicts, counts, rows and counterexamples; the same kill-matrix cells"
+        )
         assert _json(pristine / "audit.json")["ok"] is True
 
     def test_the_audit_writes_nothing_into_the_folder(self, ev: Path) -> None:
@@ -146,8 +158,14 @@ class TestFolder:
         """coreutils verifies the exploration files like every other file."""
         if shutil.which("sha256sum") is None:
             pytest.skip("sha256sum is not installed")
-        done = subprocess.run(["sha256sum", "-c", "--quiet", "SHA256SUMS"], cwd=pristine, capture_output=True,
-                              text=True, check=False, timeout=20)
+        done = subprocess.run(
+            ["sha256sum", "-c", "--quiet", "SHA256SUMS"],
+            cwd=pristine,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=20,
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         listed = (pristine / "SHA256SUMS").read_text(encoding="utf-8")
         assert f"  {MATRIX}\n" in listed and f"  {MUTANT}\n" in listed
@@ -162,12 +180,15 @@ class TestFolder:
         assert record["schedules"] == sum(row["schedules"] for row in record["rows"])
         assert [row["grade"] for row in record["rows"]] == ["ACCEPTABLE"] * 3 + ["FORBIDDEN"]
         assert all(row["schedules"] > 0 for row in record["rows"])
-        assert record["outcomes"] == sorted(record["outcomes"], key=lambda o: json.dumps(
-            {"observed": o["observed"], "broken": o["broken"]}, sort_keys=True))
+        assert record["outcomes"] == sorted(
+            record["outcomes"],
+            key=lambda o: json.dumps({"observed": o["observed"], "broken": o["broken"]}, sort_keys=True),
+        )
         example = record["counterexample"]
         assert example["replayed"] is True and example["observed"]["tickets"] == "same"
-        assert record["replay_command"] == (f"python run.py --replay race_two_requests:{example['schedule']} "
-                                            f"--variant CheckOutsideLockSession")
+        assert record["replay_command"] == (
+            f"python run.py --replay race_two_requests:{example['schedule']} --variant CheckOutsideLockSession"
+        )
         assert set(record["timing"]) == {"seconds"} and "seconds" not in json.dumps(_without_timing(text.encode()))
 
     def test_run_json_summarises_and_the_kill_matrix_fails_the_run(self, pristine: Path) -> None:
@@ -176,12 +197,18 @@ class TestFolder:
         summary = record["exploration"]
         assert summary["settings"] == SETTINGS
         assert [(e["file"], e["default_variant"], e["verdict"]) for e in summary["explorations"]] == [
-            (RACE, True, "PASS"), (RACE_LINE, True, "PASS"), (LATCHED, True, "PASS"), (MUTANT, False, "FAIL")]
+            (RACE, True, "PASS"),
+            (RACE_LINE, True, "PASS"),
+            (LATCHED, True, "PASS"),
+            (MUTANT, False, "FAIL"),
+        ]
         assert summary["verdicts"] == {"PASS": 3, "FAIL": 1, "INCOMPLETE": 0}
         matrix = _json(pristine / MATRIX)
         assert summary["kill_matrix"] == {"file": MATRIX, "ok": False, "problems": matrix["problems"]}
-        assert matrix["problems"] == [f"mutant {name} survived every race scenario" for name in (
-            "BumpBeforeValidationSession", "LiveHistoryTicketSession", "TrimByMessageSession")]
+        assert matrix["problems"] == [
+            f"mutant {name} survived every race scenario"
+            for name in ("BumpBeforeValidationSession", "LiveHistoryTicketSession", "TrimByMessageSession")
+        ]
         assert record["verdicts"]["PASS"] == 2 and record["status"] == "FAIL"
 
     def test_report_has_outcome_tables_and_the_kill_matrix(self, pristine: Path) -> None:
@@ -190,13 +217,15 @@ class TestFolder:
         assert "### race_two_requests · probe · CheckOutsideLockSession: FAIL\n" in text
         forbidden = _json(pristine / MUTANT)["rows"][3]["schedules"]
         assert forbidden > 0
-        assert ("| FORBIDDEN | two answers built on the same version were both committed: the history splices them "
-                f"| {forbidden} |\n") in text
-        assert ("| variant | race_duplicate_delivery |\n| --- | --- |\n"
-                "| VersionedSession (correct) | survived |\n") in text
+        assert (
+            "| FORBIDDEN | two answers built on the same version were both committed: the history splices them "
+            f"| {forbidden} |\n"
+        ) in text
+        assert (
+            "| variant | race_duplicate_delivery |\n| --- | --- |\n| VersionedSession (correct) | survived |\n"
+        ) in text
         assert "| CheckOutsideLockSession | killed (probe, line): `0:01-0:01-0:01-0:01-0:01-0:01` |\n" in text
         assert "| UnlockedSession | incomplete (probe) · killed (line): `" in text
-
 
     def test_a_counterexample_explains_itself_in_the_record_and_the_report(self, pristine: Path) -> None:
         """The record keeps the racing accesses and the swapped run; report.md words them and replays that run."""
@@ -205,12 +234,15 @@ class TestFolder:
         accesses = [explanation["swap"][side]["accesses"] for side in ("first", "second")]
         assert [[(a["access"], a["file"]) for a in side] for side in accesses] == [
             [("read self.session._version", "lab/sessions/versioned.py")],
-            [("write self.session._version", "lab/sessions/versioned.py")]]
+            [("write self.session._version", "lab/sessions/versioned.py")],
+        ]
         assert explanation["swapped"]["grade"] == "ACCEPTABLE"
         text = (pristine / "report.md").read_text(encoding="utf-8")
         assert "Why it fails:\n\n- " + explanation["text"][0] + "\n  - " + explanation["text"][1].strip() + "\n" in text
-        assert (f"The allowed run, swapped: `python run.py --replay race_two_requests:"
-                f"{explanation['swapped']['schedule']} --variant CheckOutsideLockSession`") in text
+        assert (
+            f"The allowed run, swapped: `python run.py --replay race_two_requests:"
+            f"{explanation['swapped']['schedule']} --variant CheckOutsideLockSession`"
+        ) in text
 
 
 @pytest.mark.timeout(60)
@@ -220,8 +252,9 @@ class TestRepeatability:
         report = _write(tmp_path / "again", _explore())
         assert report.ok, report.problems
         for rel in (RACE, RACE_LINE, LATCHED, MUTANT):
-            assert _without_timing((pristine / rel).read_bytes()) == _without_timing((tmp_path / "again" / rel)
-                                                                                     .read_bytes())
+            assert _without_timing((pristine / rel).read_bytes()) == _without_timing(
+                (tmp_path / "again" / rel).read_bytes()
+            )
         assert (pristine / MATRIX).read_bytes() == (tmp_path / "again" / MATRIX).read_bytes()
         assert _json(pristine / "run.json")["exploration"] == _json(tmp_path / "again" / "run.json")["exploration"]
 
@@ -230,6 +263,7 @@ class TestRepeatability:
 class TestStatus:
     def test_only_default_variants_and_the_matrix_count(self) -> None:
         """A mutant's FAIL informs; a default variant's FAIL or INCOMPLETE, or matrix problems, fail the run."""
+
         def summary(default: bool, verdict: str, ok: bool = True) -> dict[str, Any]:
             entry = {"default_variant": default, "verdict": verdict}
             return {"explorations": [entry], "kill_matrix": {"ok": ok, "problems": []}}
@@ -252,11 +286,27 @@ class TestStatus:
         now = datetime.now(UTC)
         only_latched = [r for r in explored.results if r.name == "out_of_order_commit"]
         with pytest.raises(ValueError, match="explore only scenarios that also ran normally"):
-            write_evidence(folder, only_latched, [], root=ROOT, command=["t"], started=now, ended=now,
-                           explorations=explored.explorations)
+            write_evidence(
+                folder,
+                only_latched,
+                [],
+                root=ROOT,
+                command=["t"],
+                started=now,
+                ended=now,
+                explorations=explored.explorations,
+            )
         with pytest.raises(ValueError, match="was explored twice"):
-            write_evidence(folder, explored.results, [], root=ROOT, command=["t"], started=now, ended=now,
-                           explorations=[explored.explorations[0]] * 2)
+            write_evidence(
+                folder,
+                explored.results,
+                [],
+                root=ROOT,
+                command=["t"],
+                started=now,
+                ended=now,
+                explorations=[explored.explorations[0]] * 2,
+            )
         assert [p.name for p in folder.iterdir()] == ["started.json"]  # written as the folder was made
 
     def test_reexploration_widens_the_timeout_within_a_bound(self) -> None:
@@ -280,11 +330,13 @@ class TestCoveredTracks:
             f"re-exploration gave schedules {real}; recorded {real + 1}",
         ]
         assert _reasons(report, "run.json") == [
-            f"exploration {RACE}: schedules is {real}, but the file says {real + 1}"]
+            f"exploration {RACE}: schedules is {real}, but the file says {real + 1}"
+        ]
         assert report.rerun.status == "DIFFERED"
 
     def test_an_edited_kill_matrix_cell(self, ev: Path) -> None:
         """A correct variant marked killed: its own problems no longer follow, and the rebuilt cell says survived."""
+
         def kill_the_correct_variant(record: dict[str, Any]) -> None:
             record["cells"][0].update(status="killed", schedule="0:01", why="FORBIDDEN: made up")
 
@@ -304,10 +356,12 @@ class TestCoveredTracks:
         _edit(ev, "run.json", lambda record: record.update(status="PASS"))
         report = audit(ev, rerun=False)
         assert _reasons(report, "run.json") == [
-            "status is PASS, but the results, broken files and exploration make it FAIL"]
+            "status is PASS, but the results, broken files and exploration make it FAIL"
+        ]
 
     def test_counts_moved_between_rows_only_reexploration_sees(self, ev: Path) -> None:
         """The sums still agree, so the cross-checks pass; running the archive again does not."""
+
         def move_one(record: dict[str, Any]) -> None:
             record["rows"][0]["schedules"] -= 1
             record["rows"][1]["schedules"] += 1
@@ -318,15 +372,17 @@ class TestCoveredTracks:
         report = audit(ev)
         assert [str(p) for p in report.problems] == [
             f"{RACE}: re-exploration gave row 1 (ACCEPTABLE: both began on one version; slow committed first, fast is "
-            f"STALE) in {real} schedules; recorded {real - 1}"]
+            f"STALE) in {real} schedules; recorded {real - 1}"
+        ]
 
     def test_no_rerun_says_what_it_skipped(self, ev: Path) -> None:
         """Without re-execution the cross-checks still run, and the note names the explorations."""
         _edit(ev, MUTANT, lambda record: record.update(verdict="PASS"))
         report = audit(ev, rerun=False)
         assert report.rerun.status == "SKIPPED"
-        assert report.rerun.note == ("re-execution skipped (--no-rerun): neither the scenarios nor the explorations "
-                                     "were run again")
+        assert report.rerun.note == (
+            "re-execution skipped (--no-rerun): neither the scenarios nor the explorations were run again"
+        )
         assert _reasons(report, MUTANT) == [
             "verdict is PASS, but its rows, outcomes and bounds make it FAIL",
             "verdict is PASS, but it has a counterexample",
@@ -336,6 +392,7 @@ class TestCoveredTracks:
     def test_an_explanation_must_say_what_its_fields_say(self, ev: Path) -> None:
         """Reworded, or claiming an outcome no allowed row matches, it is named; a record from before explanations
         (none at all) is still good evidence."""
+
         def reword(record: dict[str, Any]) -> None:
             explanation = record["counterexample"]["explanation"]
             explanation["text"][1] = explanation["text"][1].replace("read", "write")
@@ -380,8 +437,9 @@ class TestWithoutExploration:
         assert "## Exploration" not in (folder / "report.md").read_text(encoding="utf-8")
         report = audit(folder)
         assert report.ok, report.problems
-        assert report.rerun.note == ("2 scenarios re-executed from sources/: byte-identical traces, same outcomes "
-                                     "and verdicts")
+        assert report.rerun.note == (
+            "2 scenarios re-executed from sources/: byte-identical traces, same outcomes and verdicts"
+        )
         assert audit(folder, rerun=False).rerun.note == "re-execution skipped (--no-rerun)"
 
     def test_exploring_without_a_matrix_can_pass(self, explored: Explored, tmp_path: Path) -> None:

@@ -19,12 +19,13 @@ PREFIX = "sources/"
 def check_sources(reader: FolderReader, listing: Mapping[str, str], problems: list[Problem]) -> dict[str, str] | None:
     """Verify ``sources/`` against ``sources.json``; return the archived fingerprints by path, or ``None``."""
     record = load_record(reader, listing, "sources.json", SOURCES_FIELDS, problems)
-    present = {rel[len(PREFIX):] for rel in listing if rel.startswith(PREFIX)}
+    present = {rel[len(PREFIX) :] for rel in listing if rel.startswith(PREFIX)}
     if record is None:
         return None
     if record["normalization"] != NORMALIZATION:
-        problems.append(Problem("sources.json", f"normalization is {printable(record['normalization'])!r}, not "
-                                                f"{NORMALIZATION!r}"))
+        problems.append(
+            Problem("sources.json", f"normalization is {printable(record['normalization'])!r}, not {NORMALIZATION!r}")
+        )
     archived: dict[str, str] = {}
     for entry in record["files"]:
         path, digest = entry["path"], entry["sha256"]

@@ -70,8 +70,7 @@ def audit(
         folder=str(folder),
         mode="self-audit" if manifest is not None else "audit",
         problems=tuple(dict.fromkeys(Problem(printable(p.file), printable(p.reason)) for p in problems)),
-        rerun=Rerun(summary.status, printable(summary.note), summary.scenarios, summary.seconds,
-                    summary.explorations),
+        rerun=Rerun(summary.status, printable(summary.note), summary.scenarios, summary.seconds, summary.explorations),
         drift=drift,
         files_verified=verified,
         scenarios=len(evidence.scenarios),
@@ -83,11 +82,20 @@ def audit(
 def _unfinished(folder: Path) -> AuditReport:
     """The report on a folder the run began (``started.json``) but never finished: nothing in it can be verified,
     and none of it is checked or run."""
-    reason = (f"missing: the run did not finish writing this folder ({SUMS} is written last): it was interrupted "
-              f"or failed, so no file in it can be verified, and none was checked or run")
-    return AuditReport(folder=str(folder), mode="audit", problems=(Problem(SUMS, reason),),
-                       rerun=Rerun(RerunStatus.SKIPPED, "re-execution skipped: the run did not finish"),
-                       drift=None, files_verified=0, scenarios=0, unfinished=True)
+    reason = (
+        f"missing: the run did not finish writing this folder ({SUMS} is written last): it was interrupted "
+        f"or failed, so no file in it can be verified, and none was checked or run"
+    )
+    return AuditReport(
+        folder=str(folder),
+        mode="audit",
+        problems=(Problem(SUMS, reason),),
+        rerun=Rerun(RerunStatus.SKIPPED, "re-execution skipped: the run did not finish"),
+        drift=None,
+        files_verified=0,
+        scenarios=0,
+        unfinished=True,
+    )
 
 
 def _require_evidence_folder(folder: Path) -> None:
@@ -106,13 +114,12 @@ def _require_evidence_folder(folder: Path) -> None:
     if not names:
         raise EvidenceError(f"{folder} is empty: not an evidence folder")
     if "run.json" not in names and SUMS not in names and STARTED not in names:
-        raise EvidenceError(f"{folder} has neither {STARTED}, run.json nor {SUMS}: not an evidence folder (run.py "
-                            f"writes all three)")
+        raise EvidenceError(
+            f"{folder} has neither {STARTED}, run.json nor {SUMS}: not an evidence folder (run.py writes all three)"
+        )
 
 
-def _rerun(
-    folder: Path, evidence: Evidence, problems: list[Problem], *, enabled: bool, timeout: float | None
-) -> Rerun:
+def _rerun(folder: Path, evidence: Evidence, problems: list[Problem], *, enabled: bool, timeout: float | None) -> Rerun:
     explored = evidence.exploration
     if not enabled:
         note = "re-execution skipped (--no-rerun)"
@@ -121,14 +128,18 @@ def _rerun(
         return Rerun(RerunStatus.SKIPPED, note)
     unsafe = sorted({p.file for p in problems if p.file.startswith(PREFIX) or p.file == "sources.json"})
     if unsafe:
-        return Rerun(RerunStatus.SKIPPED, f"re-execution skipped: the archived sources failed verification "
-                                          f"({', '.join(unsafe[:3])}{', ...' if len(unsafe) > 3 else ''}), "
-                                          f"so they were not run")
+        return Rerun(
+            RerunStatus.SKIPPED,
+            f"re-execution skipped: the archived sources failed verification "
+            f"({', '.join(unsafe[:3])}{', ...' if len(unsafe) > 3 else ''}), "
+            f"so they were not run",
+        )
     expected = [item for item in map(_expected, evidence.scenarios) if item is not None]
     unchecked = [s.name for s in evidence.scenarios if s.result is None]
     explorations = [ExpectedExploration(rel, record) for rel, record in explored.records]
-    summary, found = reexecute(folder / "sources", expected, explorations=explorations,
-                               kill_matrix=explored.kill_matrix, timeout=timeout)
+    summary, found = reexecute(
+        folder / "sources", expected, explorations=explorations, kill_matrix=explored.kill_matrix, timeout=timeout
+    )
     problems.extend(found)
     note = f"; not re-executed (no usable result.json): {', '.join(unchecked)}" if unchecked else ""
     note += f"; not re-explored (not usable): {', '.join(explored.unusable)}" if explored.unusable else ""

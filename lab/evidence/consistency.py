@@ -55,8 +55,11 @@ def check_consistency(
     _check_layout(listing, problems, self_audit=self_audit)
     run = load_record(reader, listing, "run.json", RUN_FIELDS, problems)
     if run is not None and run["format"] != FORMAT:
-        problems.append(Problem("run.json", f"format {printable(str(run['format']))!r} is not {FORMAT!r}, the one "
-                                            f"this auditor reads"))
+        problems.append(
+            Problem(
+                "run.json", f"format {printable(str(run['format']))!r} is not {FORMAT!r}, the one this auditor reads"
+            )
+        )
         run = None
     names = list(dict.fromkeys([*(run["scenarios"] if run is not None else []), *_scenario_folders(listing)]))
     scenarios = tuple(_check_scenario(reader, listing, name, problems) for name in names)
@@ -83,8 +86,11 @@ def _check_layout(listing: Mapping[str, str], problems: list[Problem], *, self_a
             continue
         problems.append(Problem(printable(rel), "is not part of an evidence folder (see docs/evidence.md)"))
     later = {"run.json", SUMS, "audit.json"} if self_audit else {"run.json", SUMS}  # reported elsewhere, or later
-    problems.extend(Problem(name, "missing: every evidence folder has one") for name in TOP_FILES
-                    if name not in later and name not in listing)
+    problems.extend(
+        Problem(name, "missing: every evidence folder has one")
+        for name in TOP_FILES
+        if name not in later and name not in listing
+    )
 
 
 def _scenario_folders(listing: Mapping[str, str]) -> list[str]:
@@ -103,8 +109,9 @@ def _check_scenario(
     events = parse_trace(trace, f"{base}/trace.jsonl", problems) if trace is not None else None
     if result is not None:
         if result["name"] != name:
-            problems.append(Problem(f"{base}/result.json", f"names scenario {printable(result['name'])!r}, but it "
-                                                           f"is in {base}/"))
+            problems.append(
+                Problem(f"{base}/result.json", f"names scenario {printable(result['name'])!r}, but it is in {base}/")
+            )
         _check_requests(reader, listing, base, result, problems)
         _check_verdict(f"{base}/result.json", result, problems)
         if trace is not None and result["trace_sha256"] != sha256(trace):
@@ -149,13 +156,18 @@ def _check_verdict(rel: str, result: Mapping[str, Any], problems: list[Problem])
 
 
 def _check_run(
-    run: Mapping[str, Any], scenarios: Sequence[ScenarioEvidence], listing: Mapping[str, str], problems: list[Problem],
-    *, explore_fails: bool | None,
+    run: Mapping[str, Any],
+    scenarios: Sequence[ScenarioEvidence],
+    listing: Mapping[str, str],
+    problems: list[Problem],
+    *,
+    explore_fails: bool | None,
 ) -> None:
     listed, folders = run["scenarios"], set(_scenario_folders(listing))
     if run["scenario_count"] != len(listed):
-        problems.append(Problem("run.json", f"scenario_count is {run['scenario_count']}, but it lists "
-                                            f"{len(listed)} scenarios"))
+        problems.append(
+            Problem("run.json", f"scenario_count is {run['scenario_count']}, but it lists {len(listed)} scenarios")
+        )
     for name in listed:
         if name not in folders:
             problems.append(Problem(f"scenarios/{name}", "missing: run.json lists this scenario"))
@@ -168,17 +180,23 @@ def _check_run(
     checks = [check for result in results if result is not None for check in result["checks"]]
     totals = {"passed": sum(c["passed"] for c in checks), "failed": sum(not c["passed"] for c in checks)}
     if run["checks"] != totals:
-        problems.append(Problem("run.json", f"checks say {run['checks'].get('passed')} passed and "
-                                            f"{run['checks'].get('failed')} failed, but the results add up to "
-                                            f"{totals['passed']} and {totals['failed']}"))
+        problems.append(
+            Problem(
+                "run.json",
+                f"checks say {run['checks'].get('passed')} passed and "
+                f"{run['checks'].get('failed')} failed, but the results add up to "
+                f"{totals['passed']} and {totals['failed']}",
+            )
+        )
     verdicts = [r["verdict"] for r in results if r is not None]
     counted = {word: verdicts.count(word) for word in ("PASS", "FAIL", "ERROR")}
     if run["verdicts"] != counted:
         problems.append(Problem("run.json", f"verdicts {_short(run['verdicts'])} differ from the results' {counted}"))
     calls = sum(r["transport_calls"] for r in results if r is not None)
     if run["transport_calls"] != calls:
-        problems.append(Problem("run.json", f"transport_calls is {run['transport_calls']}, but the results add up "
-                                            f"to {calls}"))
+        problems.append(
+            Problem("run.json", f"transport_calls is {run['transport_calls']}, but the results add up to {calls}")
+        )
     if explore_fails is None and run.get("exploration") is not None:
         return  # the exploration summary is unusable (reported): the status cannot be recomputed
     status = "PASS" if not run["broken"] and counted["PASS"] == len(verdicts) and not explore_fails else "FAIL"
@@ -211,8 +229,12 @@ def _check_audit(reader: FolderReader, listing: Mapping[str, str], problems: lis
     if record is not None and not record["ok"]:
         found = record["problems"]
         first = f"; first: {found[0]['file']}: {found[0]['reason']}" if found else ""
-        problems.append(Problem("audit.json", f"the self-audit made when this folder was written found "
-                                              f"{len(found)} problems{printable(first)}"))
+        problems.append(
+            Problem(
+                "audit.json",
+                f"the self-audit made when this folder was written found {len(found)} problems{printable(first)}",
+            )
+        )
 
 
 def _short(value: object) -> str:

@@ -70,13 +70,27 @@ def exploration_record(found: ScenarioExploration, *, default_variant: bool) -> 
         "pruned": found.pruned,
         "naive_bound": str(found.naive_bound),
         "distinct": found.distinct,
-        "rows": [{"grade": str(row.grade), "reason": row.reason, "expect": dict(row.expect),
-                  "schedules": row.schedules, "example": row.example} for row in found.rows],
+        "rows": [
+            {
+                "grade": str(row.grade),
+                "reason": row.reason,
+                "expect": dict(row.expect),
+                "schedules": row.schedules,
+                "example": row.example,
+            }
+            for row in found.rows
+        ],
         "outcomes": _outcomes(found.outcomes),
-        "counterexample": None if example is None else {
-            "schedule": example.schedule, "observed": dict(example.observed), "why": example.why,
-            "replayed": example.replayed, "preemptions": example.preemptions,
-            "explanation": None if example.explanation is None else example.explanation.to_json()},
+        "counterexample": None
+        if example is None
+        else {
+            "schedule": example.schedule,
+            "observed": dict(example.observed),
+            "why": example.why,
+            "replayed": example.replayed,
+            "preemptions": example.preemptions,
+            "explanation": None if example.explanation is None else example.explanation.to_json(),
+        },
         "replay_command": found.replay_command,
         "preemption_bound": found.preemption_bound,
         "max_schedules": found.max_schedules,
@@ -109,8 +123,18 @@ def kill_matrix_record(matrix: KillMatrix, *, max_schedules: int) -> dict[str, J
         "correct": list(matrix.correct),
         "granularities": list(dict.fromkeys(cell.granularity for cell in matrix.cells)),
         "max_schedules": max_schedules,
-        "cells": [{"variant": c.variant, "scenario": c.scenario, "granularity": c.granularity, "status": c.status,
-                   "schedules": c.schedules, "schedule": c.schedule, "why": c.why} for c in matrix.cells],
+        "cells": [
+            {
+                "variant": c.variant,
+                "scenario": c.scenario,
+                "granularity": c.granularity,
+                "status": c.status,
+                "schedules": c.schedules,
+                "schedule": c.schedule,
+                "why": c.why,
+            }
+            for c in matrix.cells
+        ],
         "problems": list(problems),
         "ok": not problems,
         "partial": matrix.partial,
@@ -119,11 +143,12 @@ def kill_matrix_record(matrix: KillMatrix, *, max_schedules: int) -> dict[str, J
 
 def matrix_from_record(record: Mapping[str, Any]) -> KillMatrix:
     """The :class:`KillMatrix` a (field-checked) record describes, to ask it again what makes it fail."""
-    cells = tuple(KillCell(c["variant"], c["scenario"], c["granularity"], c["status"], c["schedules"],
-                           c["schedule"], c["why"]) for c in record["cells"])
+    cells = tuple(
+        KillCell(c["variant"], c["scenario"], c["granularity"], c["status"], c["schedules"], c["schedule"], c["why"])
+        for c in record["cells"]
+    )
     partial = record.get("partial", False) is True  # absent in folders written before selections were partial
-    return KillMatrix(tuple(record["variants"]), tuple(record["scenarios"]), tuple(record["correct"]), cells,
-                      partial)
+    return KillMatrix(tuple(record["variants"]), tuple(record["scenarios"]), tuple(record["correct"]), cells, partial)
 
 
 def summary_fails(summary: Mapping[str, Any]) -> bool:
@@ -131,8 +156,9 @@ def summary_fails(summary: Mapping[str, Any]) -> bool:
     INCOMPLETE), or a kill matrix with problems. Explorations of other variants (mutants) may fail: that is their
     lesson, and the kill matrix is where their verdicts count."""
     kill = summary.get("kill_matrix")
-    return (any(e["default_variant"] and e["verdict"] != "PASS" for e in summary["explorations"])
-            or (isinstance(kill, dict) and not kill["ok"]))
+    return any(e["default_variant"] and e["verdict"] != "PASS" for e in summary["explorations"]) or (
+        isinstance(kill, dict) and not kill["ok"]
+    )
 
 
 def plan_exploration(
@@ -155,8 +181,10 @@ def plan_exploration(
         _check_exploration(found, defaults, recorded)
         path = exploration_path(found.name, found.granularity, found.variant)
         if any(path == seen for seen, _ in records):
-            raise ValueError(f"{found.name} was explored twice at {found.granularity} granularity over "
-                             f"{found.variant or 'its session'}; keep one exploration of each")
+            raise ValueError(
+                f"{found.name} was explored twice at {found.granularity} granularity over "
+                f"{found.variant or 'its session'}; keep one exploration of each"
+            )
         records.append((path, exploration_record(found, default_variant=found.variant == defaults[found.name])))
     kill = None
     if kill_matrix is not None:
@@ -166,7 +194,8 @@ def plan_exploration(
 
 
 def summary_record(
-    settings: Mapping[str, Json] | None, records: Sequence[tuple[str, Mapping[str, Json]]],
+    settings: Mapping[str, Json] | None,
+    records: Sequence[tuple[str, Mapping[str, Json]]],
     kill: Mapping[str, Json] | None,
 ) -> dict[str, Json]:
     """``run.json``'s ``exploration``: the settings, each exploration's verdict and counts, the kill matrix's state."""
@@ -179,30 +208,42 @@ def summary_record(
     }
 
 
-
 def _settings(settings: Mapping[str, Any] | None) -> dict[str, Json] | None:
     if settings is None:
         return None
-    granularities, bound, limit = (settings.get(key) for key in ("granularities", "preemption_bound",
-                                                                   "max_schedules"))
-    if (not isinstance(granularities, list | tuple) or any(g not in GRANULARITIES for g in granularities)
-            or not (bound is None or (isinstance(bound, int) and not isinstance(bound, bool) and bound >= 0))
-            or not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0):
-        raise ValueError(f"explore settings {dict(settings)!r} are not {{'granularities': [probe and/or line], "
-                         f"'preemption_bound': int or None, 'max_schedules': int}}")
+    granularities, bound, limit = (settings.get(key) for key in ("granularities", "preemption_bound", "max_schedules"))
+    if (
+        not isinstance(granularities, list | tuple)
+        or any(g not in GRANULARITIES for g in granularities)
+        or not (bound is None or (isinstance(bound, int) and not isinstance(bound, bool) and bound >= 0))
+        or not isinstance(limit, int)
+        or isinstance(limit, bool)
+        or limit <= 0
+    ):
+        raise ValueError(
+            f"explore settings {dict(settings)!r} are not {{'granularities': [probe and/or line], "
+            f"'preemption_bound': int or None, 'max_schedules': int}}"
+        )
     return {"granularities": list(granularities), "preemption_bound": bound, "max_schedules": limit}
 
 
-def _check_exploration(found: ScenarioExploration, defaults: Mapping[str, str],
-                       settings: Mapping[str, Any] | None) -> None:
+def _check_exploration(
+    found: ScenarioExploration, defaults: Mapping[str, str], settings: Mapping[str, Any] | None
+) -> None:
     if not _NAME.fullmatch(found.name) or found.name not in defaults:
         raise ValueError(f"exploration of {found.name!r}: explore only scenarios that also ran normally in this run")
     if found.granularity not in GRANULARITIES or (found.variant and not _VARIANT.fullmatch(found.variant)):
-        raise ValueError(f"exploration of {found.name}: granularity {found.granularity!r} or variant "
-                         f"{found.variant!r} cannot name a file")
+        raise ValueError(
+            f"exploration of {found.name}: granularity {found.granularity!r} or variant "
+            f"{found.variant!r} cannot name a file"
+        )
     if settings is None:
         return
-    if (found.granularity not in settings["granularities"] or found.max_schedules != settings["max_schedules"]
-            or found.preemption_bound != settings["preemption_bound"]):
-        raise ValueError(f"exploration of {found.name} ({found.granularity}) does not use the explore settings "
-                         f"{dict(settings)!r}")
+    if (
+        found.granularity not in settings["granularities"]
+        or found.max_schedules != settings["max_schedules"]
+        or found.preemption_bound != settings["preemption_bound"]
+    ):
+        raise ValueError(
+            f"exploration of {found.name} ({found.granularity}) does not use the explore settings {dict(settings)!r}"
+        )

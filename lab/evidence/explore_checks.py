@@ -100,8 +100,9 @@ def _summary(run: Mapping[str, Any] | None, problems: list[Problem]) -> Mapping[
     if summary is None:
         return None
     if not isinstance(summary, dict):
-        problems.append(Problem("run.json", f"field 'exploration' is {printable(repr(summary)[:40])}, not null or an "
-                                            f"object"))
+        problems.append(
+            Problem("run.json", f"field 'exploration' is {printable(repr(summary)[:40])}, not null or an object")
+        )
         return None
     reasons = field_problems(summary, SUMMARY_FIELDS)
     problems.extend(Problem("run.json", f"exploration {reason}") for reason in reasons)
@@ -109,8 +110,12 @@ def _summary(run: Mapping[str, Any] | None, problems: list[Problem]) -> Mapping[
 
 
 def _check_record(
-    rel: str, record: Mapping[str, Any], listed: Sequence[str], results: Mapping[str, Mapping[str, Any] | None],
-    settings: Mapping[str, Any] | None, problems: list[Problem],
+    rel: str,
+    record: Mapping[str, Any],
+    listed: Sequence[str],
+    results: Mapping[str, Mapping[str, Any] | None],
+    settings: Mapping[str, Any] | None,
+    problems: list[Problem],
 ) -> None:
     def say(reason: str) -> None:
         problems.append(Problem(rel, reason))
@@ -118,14 +123,18 @@ def _check_record(
     where = parse_exploration_path(rel)
     name, variant, granularity = record["name"], record["variant"], record["granularity"]
     if where is not None and where != (name, granularity, variant):
-        say(f"records {printable(name)} at {printable(granularity)} over {printable(variant) or 'no variant'}, "
-            f"but its path says {where[0]} at {where[1]} over {where[2] or 'no variant'}")
+        say(
+            f"records {printable(name)} at {printable(granularity)} over {printable(variant) or 'no variant'}, "
+            f"but its path says {where[0]} at {where[1]} over {where[2] or 'no variant'}"
+        )
     if name not in listed:
         say(f"explores {name}, which run.json does not list among the scenarios that ran")
     result = results.get(name)
     if result is not None and record["default_variant"] != (variant == result["variant"]):
-        say(f"default_variant is {str(record['default_variant']).lower()}, but the normal run of {name} used "
-            f"variant {printable(result['variant']) or '(none)'}")
+        say(
+            f"default_variant is {str(record['default_variant']).lower()}, but the normal run of {name} used "
+            f"variant {printable(result['variant']) or '(none)'}"
+        )
     schedules = record["schedules"]
     for key, items in (("rows", record["rows"]), ("outcomes", record["outcomes"])):
         total = sum(item["schedules"] for item in items)
@@ -141,16 +150,20 @@ def _check_record(
         say(f"budget_hit is true, but it ran {runs} of its max_schedules {limit}")
     if record["bounded"] and bound is None:
         say("bounded is true, but it has no preemption_bound")
-    if settings is not None and (granularity not in settings["granularities"] or limit != settings["max_schedules"]
-                                 or bound != settings["preemption_bound"]):
+    if settings is not None and (
+        granularity not in settings["granularities"]
+        or limit != settings["max_schedules"]
+        or bound != settings["preemption_bound"]
+    ):
         say("does not use the explore settings run.json records")
 
 
 def _check_verdict(record: Mapping[str, Any], say: Callable[[str], None]) -> None:
     """The verdict the rows and outcomes make: FAIL when a FORBIDDEN or undeclared outcome was reached or an
     invariant broke, else PASS when nothing cut the search short, else INCOMPLETE."""
-    failing = (any(row["schedules"] and row["grade"] in {"FORBIDDEN", "UNDECLARED"} for row in record["rows"])
-               or any(outcome["broken"] for outcome in record["outcomes"]))
+    failing = any(row["schedules"] and row["grade"] in {"FORBIDDEN", "UNDECLARED"} for row in record["rows"]) or any(
+        outcome["broken"] for outcome in record["outcomes"]
+    )
     complete = not (record["bounded"] or record["budget_hit"])
     verdict = "FAIL" if failing else "PASS" if complete else "INCOMPLETE"
     if record["verdict"] != verdict:
@@ -184,24 +197,35 @@ def _check_explanation(record: Mapping[str, Any], example: Mapping[str, Any], sa
     if not example["replayed"]:
         say("its counterexample did not replay, but has an explanation")
     if (explanation.swap is None) != (explanation.swapped is None) or explanation.tried > explanation.swaps:
-        say("its counterexample's explanation has a swap without its swapped run (or the other way round), or tried "
-            "more swaps than there are")
-    for race in ([explanation.swap] if explanation.swap is not None else list(explanation.racing)):
+        say(
+            "its counterexample's explanation has a swap without its swapped run (or the other way round), or tried "
+            "more swaps than there are"
+        )
+    for race in [explanation.swap] if explanation.swap is not None else list(explanation.racing):
         if race.first.actor == race.second.actor or race.first.step >= race.second.step:
-            say(f"its counterexample's explanation races {printable(race.first.actor)}'s step {race.first.step} "
-                f"with {printable(race.second.actor)}'s step {race.second.step}: two actors, in the order they ran")
+            say(
+                f"its counterexample's explanation races {printable(race.first.actor)}'s step {race.first.step} "
+                f"with {printable(race.second.actor)}'s step {race.second.step}: two actors, in the order they ran"
+            )
     swapped = explanation.swapped
     if swapped is not None and not any(
-        row["grade"] == swapped.grade and row["reason"] == swapped.reason and isinstance(row["expect"], dict)
+        row["grade"] == swapped.grade
+        and row["reason"] == swapped.reason
+        and isinstance(row["expect"], dict)
         and all(key in swapped.observed and swapped.observed[key] == value for key, value in row["expect"].items())
-        for row in record["rows"] if row["grade"] in _ALLOWED
+        for row in record["rows"]
+        if row["grade"] in _ALLOWED
     ):
-        say(f"its counterexample's explanation says the swapped run is {printable(swapped.grade)[:20]}, but no "
-            f"allowed row of its table with that reason matches what that run reached")
+        say(
+            f"its counterexample's explanation says the swapped run is {printable(swapped.grade)[:20]}, but no "
+            f"allowed row of its table with that reason matches what that run reached"
+        )
 
 
 def _check_kill_matrix(
-    kill: Mapping[str, Any], records: Sequence[tuple[str, Mapping[str, Any]]], settings: Mapping[str, Any] | None,
+    kill: Mapping[str, Any],
+    records: Sequence[tuple[str, Mapping[str, Any]]],
+    settings: Mapping[str, Any] | None,
     problems: list[Problem],
 ) -> None:
     def say(reason: str) -> None:
@@ -226,8 +250,10 @@ def _check_kill_matrix(
     if len(again) != len(kill["problems"]) or kill["ok"] != (not kill["problems"]):
         new = [problem for problem in again if problem not in kill["problems"]] or again
         first = f"; first: {printable(new[0]).rstrip(': ')}" if new else ""
-        say(f"records {len(kill['problems'])} problems and ok {str(kill['ok']).lower()}, but its cells make "
-            f"{len(again)} problems{first}")
+        say(
+            f"records {len(kill['problems'])} problems and ok {str(kill['ok']).lower()}, but its cells make "
+            f"{len(again)} problems{first}"
+        )
     if settings is not None and kill["max_schedules"] != settings["max_schedules"]:
         say(f"max_schedules is {kill['max_schedules']}, but the explore settings say {settings['max_schedules']}")
     for rel, record in records:
@@ -240,13 +266,19 @@ def _check_kill_matrix(
         mine = (_STATUS[record["verdict"]], record["schedules"], example["schedule"] if example else "")
         theirs = (cell["status"], cell["schedules"], cell["schedule"])
         if mine != theirs:
-            say(f"the cell {_cell_name((record['variant'], record['name'], record['granularity']))} says "
-                f"{_show_cell(theirs)}, but {rel} says {_show_cell(mine)}")
+            say(
+                f"the cell {_cell_name((record['variant'], record['name'], record['granularity']))} says "
+                f"{_show_cell(theirs)}, but {rel} says {_show_cell(mine)}"
+            )
 
 
 def _check_summary(
-    summary: Mapping[str, Any] | None, files: Sequence[str], records: Mapping[str, Mapping[str, Any]],
-    has_kill: bool, kill: Mapping[str, Any] | None, problems: list[Problem],
+    summary: Mapping[str, Any] | None,
+    files: Sequence[str],
+    records: Mapping[str, Mapping[str, Any]],
+    has_kill: bool,
+    kill: Mapping[str, Any] | None,
+    problems: list[Problem],
 ) -> None:
     if summary is None:
         for rel in [*files, *([KILL_MATRIX] if has_kill else [])]:
@@ -269,13 +301,22 @@ def _check_summary(
         differ = [key for key in SUMMARY_KEYS if entry[key] != record[key]]
         if differ:
             key = differ[0]
-            problems.append(Problem("run.json", f"exploration {printable(entry['file'])}: {key} is "
-                                                f"{_short(entry[key])}, but the file says {_short(record[key])}"))
+            problems.append(
+                Problem(
+                    "run.json",
+                    f"exploration {printable(entry['file'])}: {key} is "
+                    f"{_short(entry[key])}, but the file says {_short(record[key])}",
+                )
+            )
     verdicts = [entry["verdict"] for entry in entries]
     counted = {verdict: verdicts.count(verdict) for verdict in VERDICT_WORDS}
     if summary["verdicts"] != counted:
-        problems.append(Problem("run.json", f"exploration verdicts {_short(summary['verdicts'])} differ from its "
-                                            f"explorations' {counted}"))
+        problems.append(
+            Problem(
+                "run.json",
+                f"exploration verdicts {_short(summary['verdicts'])} differ from its explorations' {counted}",
+            )
+        )
     recorded = summary["kill_matrix"]
     if recorded is None and has_kill:
         problems.append(Problem(KILL_MATRIX, "is not listed in run.json's exploration summary"))
@@ -283,12 +324,18 @@ def _check_summary(
         problems.append(Problem(KILL_MATRIX, "missing: run.json records a kill matrix"))
     elif recorded is not None and kill is not None:
         if recorded["file"] != KILL_MATRIX:
-            problems.append(Problem("run.json", f"its kill matrix is at {printable(recorded['file'])}, not "
-                                                f"{KILL_MATRIX}"))
+            problems.append(
+                Problem("run.json", f"its kill matrix is at {printable(recorded['file'])}, not {KILL_MATRIX}")
+            )
         if (recorded["ok"], recorded["problems"]) != (kill["ok"], kill["problems"]):
-            problems.append(Problem("run.json", f"kill matrix ok {str(recorded['ok']).lower()} with "
-                                                f"{len(recorded['problems'])} problems, but {KILL_MATRIX} says ok "
-                                                f"{str(kill['ok']).lower()} with {len(kill['problems'])}"))
+            problems.append(
+                Problem(
+                    "run.json",
+                    f"kill matrix ok {str(recorded['ok']).lower()} with "
+                    f"{len(recorded['problems'])} problems, but {KILL_MATRIX} says ok "
+                    f"{str(kill['ok']).lower()} with {len(kill['problems'])}",
+                )
+            )
 
 
 def _cell_name(key: tuple[str, str, str]) -> str:
@@ -303,4 +350,3 @@ def _show_cell(cell: tuple[str, int, str]) -> str:
 def _short(value: object) -> str:
     text = printable(value if isinstance(value, str) else repr(value))
     return text if len(text) <= 60 else text[:57] + "..."
-

@@ -26,19 +26,26 @@ def exploration_section(
     if settings is not None:
         bound = settings["preemption_bound"]
         grains = " and ".join(settings["granularities"]) or "no"
-        lines += [f"Explored at {grains} granularity, "
-                  f"{'without a preemption bound' if bound is None else f'with at most {bound} preemptions'}, "
-                  f"at most {settings['max_schedules']} schedules per exploration. The run's status counts the "
-                  f"explorations of each scenario's default variant (a FAIL or INCOMPLETE one fails the run) and the "
-                  f"kill matrix's problems; explorations of other variants only inform.", ""]
+        lines += [
+            f"Explored at {grains} granularity, "
+            f"{'without a preemption bound' if bound is None else f'with at most {bound} preemptions'}, "
+            f"at most {settings['max_schedules']} schedules per exploration. The run's status counts the "
+            f"explorations of each scenario's default variant (a FAIL or INCOMPLETE one fails the run) and the "
+            f"kill matrix's problems; explorations of other variants only inform.",
+            "",
+        ]
     if records:
-        lines += ["| scenario | variant | granularity | verdict | schedules | pruned | naive bound | outcomes |",
-                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        lines += [
+            "| scenario | variant | granularity | verdict | schedules | pruned | naive bound | outcomes |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
         for _, record in records:
             variant = record["variant"] + (" (default)" if record["default_variant"] and record["variant"] else "")
-            lines.append(f"| {_cell(record['name'])} | {_cell(variant or '-')} | {record['granularity']} "
-                         f"| {record['verdict']} | {record['schedules']} | {record['pruned']} "
-                         f"| {_big(record['naive_bound'])} | {record['distinct']} |")
+            lines.append(
+                f"| {_cell(record['name'])} | {_cell(variant or '-')} | {record['granularity']} "
+                f"| {record['verdict']} | {record['schedules']} | {record['pruned']} "
+                f"| {_big(record['naive_bound'])} | {record['distinct']} |"
+            )
         for rel, record in records:
             lines += ["", *_exploration(rel, record)]
     if kill is not None:
@@ -51,16 +58,24 @@ def _exploration(rel: str, record: Mapping[str, Any]) -> list[str]:
     lines = [f"### {_cell(title)}: {record['verdict']}", ""]
     limits = [f"at most {record['preemption_bound']} preemptions"] if record["preemption_bound"] is not None else []
     limits += ["the schedule budget was hit"] if record["budget_hit"] else []
-    lines.append(f"{_count(record['schedules'], 'schedule')} ({record['pruned']} pruned; a naive enumeration would "
-                 f"try up to {_big(record['naive_bound'])}), {_count(record['distinct'], 'distinct outcome')}"
-                 + (f"; {', '.join(limits)}" if limits else "") + f". Record: `{rel}`.")
+    lines.append(
+        f"{_count(record['schedules'], 'schedule')} ({record['pruned']} pruned; a naive enumeration would "
+        f"try up to {_big(record['naive_bound'])}), {_count(record['distinct'], 'distinct outcome')}"
+        + (f"; {', '.join(limits)}" if limits else "")
+        + f". Record: `{rel}`."
+    )
     lines += ["", "| grade | reason | count |", "| --- | --- | --- |"]
     lines += [f"| {_cell(row['grade'])} | {_cell(row['reason'])} | {row['schedules']} |" for row in record["rows"]]
     example = record["counterexample"]
     if example is not None:
         replays = "it replays" if example["replayed"] else "it did NOT replay"
-        lines += ["", f"Counterexample ({_count(example['preemptions'], 'preemption')}, {replays}): "
-                      f"`{example['schedule']}`: {_cell(example['why'])}", "", f"Replay: `{record['replay_command']}`"]
+        lines += [
+            "",
+            f"Counterexample ({_count(example['preemptions'], 'preemption')}, {replays}): "
+            f"`{example['schedule']}`: {_cell(example['why'])}",
+            "",
+            f"Replay: `{record['replay_command']}`",
+        ]
         lines += _explanation(record, example.get("explanation"))
     if record["problem"]:
         lines += ["", f"Problem: {_cell(record['problem'])}"]
@@ -100,8 +115,10 @@ def _kill_matrix(kill: Mapping[str, Any]) -> list[str]:
         lines.append("| " + " | ".join(row) + " |")
     if killed:
         lines += ["", "Counterexamples:", ""]
-        lines += [f"- {_cell(c['variant'])} × {c['scenario']} ({c['granularity']}): `{c['schedule']}`: "
-                  f"{_cell(c['why'])}" for c in killed]
+        lines += [
+            f"- {_cell(c['variant'])} × {c['scenario']} ({c['granularity']}): `{c['schedule']}`: {_cell(c['why'])}"
+            for c in killed
+        ]
     return lines
 
 

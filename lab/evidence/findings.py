@@ -51,8 +51,13 @@ class Rerun:
 
     def to_json(self) -> dict[str, object]:
         """The summary as a JSON object."""
-        return {"status": str(self.status), "note": self.note, "scenarios": self.scenarios,
-                "explorations": self.explorations, "seconds": round(self.seconds, 3)}
+        return {
+            "status": str(self.status),
+            "note": self.note,
+            "scenarios": self.scenarios,
+            "explorations": self.explorations,
+            "seconds": round(self.seconds, 3),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +76,12 @@ class Drift:
 
     def to_json(self) -> dict[str, object]:
         """The drift as a JSON object."""
-        return {"checkout": self.checkout, "changed": list(self.changed), "added": list(self.added),
-                "removed": list(self.removed)}
+        return {
+            "checkout": self.checkout,
+            "changed": list(self.changed),
+            "added": list(self.added),
+            "removed": list(self.removed),
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,15 +38,17 @@ def check_integrity(
         if actual == digest:
             verified += 1
         else:
-            problems.append(Problem(path, f"content does not match {label} (sha256 {actual[:16]}..., "
-                                          f"listed {digest[:16]}...)"))
+            problems.append(
+                Problem(path, f"content does not match {label} (sha256 {actual[:16]}..., listed {digest[:16]}...)")
+            )
     for rel, kind in listing.items():
         if rel in manifest or rel in later:
             continue
         shown = printable(rel)
         if kind == "symlink":
-            problems.append(Problem(shown, "is a symbolic link: an evidence folder holds only regular files; "
-                                           "not followed"))
+            problems.append(
+                Problem(shown, "is a symbolic link: an evidence folder holds only regular files; not followed")
+            )
         elif kind == "other":
             problems.append(Problem(shown, "is not a regular file (a FIFO, socket or device); not opened"))
         else:
@@ -56,8 +58,13 @@ def check_integrity(
 
 def _read_sums(reader: FolderReader, listing: Mapping[str, str], problems: list[Problem]) -> dict[str, str] | None:
     if SUMS not in listing:
-        problems.append(Problem(SUMS, "missing: the run did not finish writing this folder (SHA256SUMS is written "
-                                      "last), so no file in it can be verified"))
+        problems.append(
+            Problem(
+                SUMS,
+                "missing: the run did not finish writing this folder (SHA256SUMS is written "
+                "last), so no file in it can be verified",
+            )
+        )
         return None
     try:
         data = reader.read(SUMS, SUMS_CAP)

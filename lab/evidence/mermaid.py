@@ -19,7 +19,7 @@ MAX_EVENTS = 250
 """Events drawn at most; a longer trace ends with a note pointing at ``trace.jsonl``."""
 MAX_TEXT = 160
 _WAKE_UPS = frozenset({"latch.open", "barrier.pass", "unhold"})
-_ESCAPES = {char: f"#{ord(char)};" for char in "#;\"<>&%"}
+_ESCAPES = {char: f"#{ord(char)};" for char in '#;"<>&%'}
 
 
 def sequence_diagram(events: Sequence[TraceEvent], actors: Sequence[str]) -> str:
@@ -48,8 +48,11 @@ def _participants(events: Sequence[TraceEvent], actors: Sequence[str]) -> dict[t
 def _fold(events: Iterable[TraceEvent]) -> Iterator[list[TraceEvent]]:
     group: list[TraceEvent] = []
     for event in events:
-        if group and event.op == "probe" and group[-1].op == "probe" and (event.actor, event.obj) == (
-            group[-1].actor, group[-1].obj
+        if (
+            group
+            and event.op == "probe"
+            and group[-1].op == "probe"
+            and (event.actor, event.obj) == (group[-1].actor, group[-1].obj)
         ):
             group.append(event)
             continue
@@ -85,8 +88,9 @@ def _statement(group: list[TraceEvent], ids: Mapping[tuple[str, str], str], span
 def _lab_text(event: TraceEvent) -> str:
     if event.op == "deadlock":
         blocked = event.detail.get("blocked", [])
-        waits = "; ".join(f"{pair[0]} waits for {pair[1]}" for pair in blocked if isinstance(pair, list)
-                          and len(pair) == 2)
+        waits = "; ".join(
+            f"{pair[0]} waits for {pair[1]}" for pair in blocked if isinstance(pair, list) and len(pair) == 2
+        )
         return f"DEADLOCK: {waits}" if waits else "DEADLOCK"
     if event.op == "final":
         return "final state " + _value(dict(event.detail))

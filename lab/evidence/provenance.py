@@ -37,8 +37,9 @@ def git_state(root: Path, *, exclude: Path | None = None) -> dict[str, Json] | N
 
 def _git(root: Path, *args: str) -> str | None:
     try:
-        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
-                              timeout=_TIMEOUT_SECONDS, check=False)
+        done = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=_TIMEOUT_SECONDS, check=False
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None

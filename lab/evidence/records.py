@@ -93,8 +93,10 @@ def result_record(result: ScenarioResult, trace: bytes, requests: bytes, *, root
         "expect": dict(result.expect),
         "outcomes": dict(result.outcomes),
         "state": dict(result.state),
-        "checks": [{"name": c.name, "passed": c.passed, "reason": c.reason, "kind": getattr(c, "kind", "")}
-                   for c in result.checks],
+        "checks": [
+            {"name": c.name, "passed": c.passed, "reason": c.reason, "kind": getattr(c, "kind", "")}
+            for c in result.checks
+        ],
         "blocked": [{"actor": b.actor, "waits_for": b.waits_for} for b in result.blocked],
         "errors": {actor: text.replace(prefix, "") if prefix else text for actor, text in result.errors.items()},
         "problem": result.problem,

@@ -23,8 +23,20 @@ from lab.evidence.safefs import printable
 
 ALLOWANCE_CAP_SECONDS = 600.0
 """The most time re-exploration adds to the child's timeout, however slow the recorded explorations were."""
-COMPARED = ("verdict", "schedules", "pruned", "distinct", "naive_bound", "bounded", "budget_hit", "rows", "outcomes",
-            "counterexample", "replay_command", "problem")
+COMPARED = (
+    "verdict",
+    "schedules",
+    "pruned",
+    "distinct",
+    "naive_bound",
+    "bounded",
+    "budget_hit",
+    "rows",
+    "outcomes",
+    "counterexample",
+    "replay_command",
+    "problem",
+)
 """The fields of an exploration record a re-exploration must reproduce: all but its timing and default flag."""
 _CELL = ("status", "schedules", "schedule", "why")
 _MATRIX = ("variants", "scenarios", "correct", "granularities", "max_schedules")
@@ -78,8 +90,13 @@ def reexplore(root: Path, request: Mapping[str, Any]) -> dict[str, Any]:
             answers.append({"error": scenario})
             continue
         try:
-            found = explore_scenario(scenario, granularity=item["granularity"], variant=item["variant"] or None,
-                                     preemption_bound=item["preemption_bound"], max_schedules=item["max_schedules"])
+            found = explore_scenario(
+                scenario,
+                granularity=item["granularity"],
+                variant=item["variant"] or None,
+                preemption_bound=item["preemption_bound"],
+                max_schedules=item["max_schedules"],
+            )
         except Exception as error:  # the archive's own failure, reported as a difference, never raised
             answers.append({"error": _one_line(error)})
             continue
@@ -93,9 +110,12 @@ def reexplore(root: Path, request: Mapping[str, Any]) -> dict[str, Any]:
             report["kill_matrix"] = {"error": failed}
         else:
             try:
-                matrix = build_kill_matrix(races, granularities=tuple(wanted["granularities"]),
-                                           max_schedules=wanted["max_schedules"],
-                                           partial=wanted.get("partial", False) is True)
+                matrix = build_kill_matrix(
+                    races,
+                    granularities=tuple(wanted["granularities"]),
+                    max_schedules=wanted["max_schedules"],
+                    partial=wanted.get("partial", False) is True,
+                )
                 report["kill_matrix"] = kill_matrix_record(matrix, max_schedules=wanted["max_schedules"])
             except Exception as error:
                 report["kill_matrix"] = {"error": _one_line(error)}
@@ -143,9 +163,11 @@ def compare_kill_matrix(recorded: Mapping[str, Any], got: object) -> list[Proble
         return [Problem(KILL_MATRIX, "re-execution did not rebuild the kill matrix")]
     if "error" in got:
         return [Problem(KILL_MATRIX, f"rebuilding the kill matrix failed: {printable(str(got['error']))}")]
-    problems = [Problem(KILL_MATRIX, f"re-execution gave {key} {_short(got.get(key))}; recorded "
-                                     f"{_short(recorded[key])}")
-                for key in _MATRIX if not _same(recorded[key], got.get(key))]
+    problems = [
+        Problem(KILL_MATRIX, f"re-execution gave {key} {_short(got.get(key))}; recorded {_short(recorded[key])}")
+        for key in _MATRIX
+        if not _same(recorded[key], got.get(key))
+    ]
     fresh = {_key(cell): cell for cell in got.get("cells") or () if isinstance(cell, dict)}
     for cell in recorded["cells"]:
         key = _key(cell)
@@ -153,13 +175,21 @@ def compare_kill_matrix(recorded: Mapping[str, Any], got: object) -> list[Proble
         if again is None:
             problems.append(Problem(KILL_MATRIX, f"re-execution has no cell {_cell_name(key)}"))
         elif not all(_same(cell[field], again.get(field)) for field in _CELL):
-            problems.append(Problem(KILL_MATRIX, f"re-execution gave the cell {_cell_name(key)} {_show_cell(again)}; "
-                                                 f"recorded {_show_cell(cell)}"))
+            problems.append(
+                Problem(
+                    KILL_MATRIX,
+                    f"re-execution gave the cell {_cell_name(key)} {_show_cell(again)}; recorded {_show_cell(cell)}",
+                )
+            )
     for key in fresh:
         problems.append(Problem(KILL_MATRIX, f"re-execution has a cell {_cell_name(key)} the record lacks"))
     if not _same(recorded["problems"], got.get("problems")):
-        problems.append(Problem(KILL_MATRIX, f"re-execution gave problems {_short(got.get('problems'))}; recorded "
-                                             f"{_short(recorded['problems'])}"))
+        problems.append(
+            Problem(
+                KILL_MATRIX,
+                f"re-execution gave problems {_short(got.get('problems'))}; recorded {_short(recorded['problems'])}",
+            )
+        )
     return problems
 
 
@@ -167,8 +197,11 @@ def _difference(key: str, recorded: Any, fresh: Any) -> str:
     if key in {"rows", "outcomes"} and isinstance(fresh, list) and len(fresh) == len(recorded):
         index = next(i for i, (a, b) in enumerate(zip(recorded, fresh, strict=True)) if not _same(a, b))
         old, new = recorded[index], fresh[index]
-        label = (f"row {index + 1} ({printable(str(old['grade']))}: {_short(old['reason'])})" if key == "rows"
-                 else f"outcome {index + 1}")
+        label = (
+            f"row {index + 1} ({printable(str(old['grade']))}: {_short(old['reason'])})"
+            if key == "rows"
+            else f"outcome {index + 1}"
+        )
         if isinstance(new, dict) and _same({**old, "schedules": 0}, {**new, "schedules": 0}):
             return f"{label} in {_short(new.get('schedules'))} schedules; recorded {old['schedules']}"
         return f"{label} as {_short(new)}; recorded {_short(old)}"
@@ -181,8 +214,10 @@ def _difference(key: str, recorded: Any, fresh: Any) -> str:
             if explained:
                 return explained
             return f"counterexample {_short(fresh)}; recorded {_short(recorded)}"
-        return (f"counterexample {'schedule ' + _short(new) if new is not None else 'none'}; recorded "
-                f"{'schedule ' + _short(old) if old is not None else 'none'}")
+        return (
+            f"counterexample {'schedule ' + _short(new) if new is not None else 'none'}; recorded "
+            f"{'schedule ' + _short(old) if old is not None else 'none'}"
+        )
     return f"{key} {_short(fresh)}; recorded {_short(recorded)}"
 
 

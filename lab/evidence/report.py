@@ -19,8 +19,12 @@ def render_report(run: Mapping[str, Json], results: Sequence[ScenarioResult], br
     """The Markdown text of ``report.md``."""
     lines = [f"# Evidence: {len(results)} scenario{'s' if len(results) != 1 else ''}, {run['status']}", ""]
     lines += _run_table(run)
-    lines += ["", "Verify this folder with `python audit.py <this folder>`: `SHA256SUMS` fingerprints every file, "
-              "and `sources/` holds the code that ran, so the audit can run it again.", ""]
+    lines += [
+        "",
+        "Verify this folder with `python audit.py <this folder>`: `SHA256SUMS` fingerprints every file, "
+        "and `sources/` holds the code that ran, so the audit can run it again.",
+        "",
+    ]
     if broken:
         lines += ["## Broken scenario files", ""]
         lines += [f"- `{_cell(b.path.name)}`: {_cell(b.problem)}" for b in broken]
@@ -28,8 +32,10 @@ def render_report(run: Mapping[str, Json], results: Sequence[ScenarioResult], br
     lines += ["## Scenarios", "", "| scenario | verdict | outcomes | checks |", "| --- | --- | --- | --- |"]
     for result in results:
         outcomes = ", ".join(f"{actor}: {outcome}" for actor, outcome in result.outcomes.items()) or "-"
-        lines.append(f"| [{result.name}](#{result.name}) | {result.verdict} | {_cell(outcomes)} "
-                     f"| {result.checks_passed}/{len(result.checks)} |")
+        lines.append(
+            f"| [{result.name}](#{result.name}) | {result.verdict} | {_cell(outcomes)} "
+            f"| {result.checks_passed}/{len(result.checks)} |"
+        )
     for result in results:
         lines += ["", *_scenario(result)]
     return "\n".join(lines) + "\n"

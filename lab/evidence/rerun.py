@@ -61,7 +61,8 @@ class Expected:
 
 
 def default_timeout(
-    expected: Sequence[Expected], explorations: Sequence[ExpectedExploration] = (),
+    expected: Sequence[Expected],
+    explorations: Sequence[ExpectedExploration] = (),
     kill_matrix: Mapping[str, Any] | None = None,
 ) -> float:
     """A bound for the whole child: generous for ordinary runs, plus each recorded hang's watchdog and grace, plus
@@ -87,7 +88,8 @@ def rerun(
     limit = default_timeout(expected, explorations, kill_matrix) if timeout is None else timeout
     request: dict[str, Any] = {
         "protocol": PROTOCOL,
-        "scenarios": [{"name": e.name, "watchdog_seconds": e.watchdog_seconds, **e.options} for e in expected]}
+        "scenarios": [{"name": e.name, "watchdog_seconds": e.watchdog_seconds, **e.options} for e in expected],
+    }
     if explorations:
         request["explorations"] = [item.request() for item in explorations]
     if kill_matrix is not None:
@@ -105,8 +107,12 @@ def rerun(
     for item in expected:
         problems.extend(_compare(item, report["results"].get(item.name)))
     if (explorations or kill_matrix is not None) and not isinstance(report.get("explorations"), list):
-        problems.append(Problem("sources/lab/evidence/rerun.py", "the archived re-execution does not re-explore, "
-                                                                 "but the folder holds explorations"))
+        problems.append(
+            Problem(
+                "sources/lab/evidence/rerun.py",
+                "the archived re-execution does not re-explore, but the folder holds explorations",
+            )
+        )
     else:
         fresh = report.get("explorations") or []
         for index, exploration in enumerate(explorations):
@@ -117,14 +123,18 @@ def rerun(
         note = f"{len(problems)} differences in {what} re-executed from sources/"
         return Rerun(RerunStatus.DIFFERED, note, seconds=seconds, **counts), problems
     note = f"{what} re-executed from sources/: " + "; ".join(
-        [*(["byte-identical traces, same outcomes and verdicts"] if expected else []),
-         *(["the same verdicts, counts, rows and counterexamples"] if explorations else []),
-         *(["the same kill-matrix cells"] if kill_matrix is not None else [])])
+        [
+            *(["byte-identical traces, same outcomes and verdicts"] if expected else []),
+            *(["the same verdicts, counts, rows and counterexamples"] if explorations else []),
+            *(["the same kill-matrix cells"] if kill_matrix is not None else []),
+        ]
+    )
     return Rerun(RerunStatus.MATCHED, note, seconds=seconds, **counts), []
 
 
-def _what(expected: Sequence[Expected], explorations: Sequence[ExpectedExploration],
-          kill_matrix: Mapping[str, Any] | None) -> str:
+def _what(
+    expected: Sequence[Expected], explorations: Sequence[ExpectedExploration], kill_matrix: Mapping[str, Any] | None
+) -> str:
     parts = [f"{len(expected)} scenarios"] if expected or not (explorations or kill_matrix is not None) else []
     parts += [f"{len(explorations)} explorations"] if explorations else []
     parts += ["the kill matrix"] if kill_matrix is not None else []
@@ -137,8 +147,15 @@ def _run_child(sources: Path, request: Mapping[str, Any], limit: float, python: 
         try:
             # absolute: the child runs in an empty temporary folder, where a relative archive path means nothing
             argv = [python, "-I", "-B", "-c", _CHILD, str(sources.absolute())]
-            done = subprocess.run(argv, input=json.dumps(request).encode(),
-                                  capture_output=True, timeout=limit, cwd=cwd, env=env, check=False)
+            done = subprocess.run(
+                argv,
+                input=json.dumps(request).encode(),
+                capture_output=True,
+                timeout=limit,
+                cwd=cwd,
+                env=env,
+                check=False,
+            )
         except subprocess.TimeoutExpired:
             return f"re-execution did not finish within {limit:g} s"
         except OSError as error:
@@ -154,8 +171,11 @@ def _read_report(output: bytes, sources: Path) -> tuple[dict[str, Any] | None, l
         report = json.loads(output[:_OUTPUT_CAP].decode("utf-8"))
     except (ValueError, RecursionError):  # not UTF-8, not JSON
         return None, [Problem("sources/", "re-execution did not print its JSON report")]
-    if not isinstance(report, dict) or report.get("protocol") != PROTOCOL or not isinstance(report.get("results"),
-                                                                                             dict):
+    if (
+        not isinstance(report, dict)
+        or report.get("protocol") != PROTOCOL
+        or not isinstance(report.get("results"), dict)
+    ):
         return None, [Problem("sources/", f"re-execution printed a report that is not protocol {PROTOCOL}")]
     origin = report.get("lab")
     if not isinstance(origin, str) or not Path(origin).resolve().is_relative_to(sources.resolve()):
@@ -171,15 +191,25 @@ def _compare(item: Expected, got: object) -> list[Problem]:
         return [Problem(f"sources/scenarios/{item.name}.py", f"does not load when re-executed: {got['broken']}")]
     problems = []
     if got.get("trace_sha256") != item.trace_sha256:
-        problems.append(Problem(f"{base}/trace.jsonl", "re-execution gave a different trace"
-                                + _first_difference(item.trace, got.get("trace"))))
+        problems.append(
+            Problem(
+                f"{base}/trace.jsonl",
+                "re-execution gave a different trace" + _first_difference(item.trace, got.get("trace")),
+            )
+        )
     if got.get("requests_sha256") != item.requests_sha256:
         problems.append(Problem(f"{base}/requests.jsonl", "re-execution sent different requests"))
-    for key, recorded in (("outcomes", dict(item.outcomes)), ("verdict", item.verdict),
-                          ("run_status", item.run_status)):
+    for key, recorded in (
+        ("outcomes", dict(item.outcomes)),
+        ("verdict", item.verdict),
+        ("run_status", item.run_status),
+    ):
         if got.get(key) != recorded:
-            problems.append(Problem(f"{base}/result.json", f"re-execution gave {key} {_show(got.get(key))}; "
-                                                           f"recorded {_show(recorded)}"))
+            problems.append(
+                Problem(
+                    f"{base}/result.json", f"re-execution gave {key} {_show(got.get(key))}; recorded {_show(recorded)}"
+                )
+            )
     return problems
 
 
@@ -228,15 +258,19 @@ def main() -> int:
             result = run_scenario(loaded, watchdog_seconds=watchdog, **options)
             trace = encode_trace(result.trace)
             results[name] = {
-                "trace": trace.decode("utf-8"), "trace_sha256": sha256(trace),
+                "trace": trace.decode("utf-8"),
+                "trace_sha256": sha256(trace),
                 "requests_sha256": sha256(request_lines(result.requests)) if result.requests else None,
-                "outcomes": dict(result.outcomes), "verdict": str(result.verdict), "run_status": result.run_status,
+                "outcomes": dict(result.outcomes),
+                "verdict": str(result.verdict),
+                "run_status": result.run_status,
             }
         if request.get("explorations") or request.get("kill_matrix") is not None:
             from lab.evidence.reexplore import reexplore
 
             explored = reexplore(home.parent, request)
-    sys.stdout.write(json.dumps({"protocol": PROTOCOL, "lab": str(home / "__init__.py"), "results": results,
-                                **explored}))
+    sys.stdout.write(
+        json.dumps({"protocol": PROTOCOL, "lab": str(home / "__init__.py"), "results": results, **explored})
+    )
     sys.stdout.flush()
     return 0

@@ -134,8 +134,12 @@ class FolderReader:
         try:
             with os.scandir(handle) as entries:
                 items = sorted(
-                    (entry.name, entry.is_symlink(), entry.is_dir(follow_symlinks=False),
-                     entry.is_file(follow_symlinks=False))
+                    (
+                        entry.name,
+                        entry.is_symlink(),
+                        entry.is_dir(follow_symlinks=False),
+                        entry.is_file(follow_symlinks=False),
+                    )
                     for entry in entries
                 )
         except OSError as error:
@@ -203,8 +207,11 @@ def _lstat(name: str, where: int | None, so_far: str, *, last: bool) -> os.stat_
     except NotADirectoryError:
         raise Unreadable(f"missing (a part of {printable(so_far)} is not a folder)") from None
     if stat.S_ISLNK(info.st_mode):
-        raise Unreadable("is a symbolic link; not followed" if last
-                         else f"passes through the symbolic link {printable(so_far)}; not followed")
+        raise Unreadable(
+            "is a symbolic link; not followed"
+            if last
+            else f"passes through the symbolic link {printable(so_far)}; not followed"
+        )
     if not last and not stat.S_ISDIR(info.st_mode):
         raise Unreadable(f"passes through {printable(so_far)}, which is not a folder")
     if last and stat.S_ISDIR(info.st_mode):

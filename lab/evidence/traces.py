@@ -89,16 +89,25 @@ def check_against_trace(
     for actor, outcome in outcomes.items():
         from_trace = ends.get(actor, "ERROR" if actor in raised else unfinished)
         if outcome != from_trace:
-            problems.append(Problem(rel, f"{printable(actor)}'s outcome is {printable(outcome)}, but the trace says "
-                                         f"{printable(str(from_trace))}"))
+            problems.append(
+                Problem(
+                    rel,
+                    f"{printable(actor)}'s outcome is {printable(outcome)}, but the trace says "
+                    f"{printable(str(from_trace))}",
+                )
+            )
     for actor in sorted((ends.keys() | raised) - outcomes.keys()):
         problems.append(Problem(trace_rel, f"ends actor {printable(actor)!r}, which result.json does not list"))
     _check_final(base, result, events, problems)
     for op, word in (("deadlock", "DEADLOCK"), ("hang", "HUNG")):
         marked = [e for e in events if e.op == op]
         if bool(marked) != (status == word):
-            problems.append(Problem(rel, f"run_status is {printable(status)}, but the trace "
-                                         f"{'has a' if marked else 'has no'} {op} event"))
+            problems.append(
+                Problem(
+                    rel,
+                    f"run_status is {printable(status)}, but the trace {'has a' if marked else 'has no'} {op} event",
+                )
+            )
         elif marked and op == "deadlock":
             stuck = [[b["actor"], b["waits_for"]] for b in result["blocked"]]
             if marked[0].detail.get("blocked") != stuck:

@@ -56,8 +56,9 @@ def create_evidence_folder(path: Path, *, started: datetime | None = None) -> Pa
         raise UsageError(f"{path} already exists; evidence always goes into a new folder, so name one that does not")
     parent = path.absolute().parent
     if not parent.is_dir():
-        raise UsageError(f"{parent} is not an existing folder; create it first, or choose --out inside an "
-                         f"existing folder")
+        raise UsageError(
+            f"{parent} is not an existing folder; create it first, or choose --out inside an existing folder"
+        )
     try:
         os.mkdir(path)
     except FileExistsError:
@@ -110,8 +111,16 @@ def write_evidence(
         out.write(rel, dump_json(record))
     if explored.kill_matrix is not None:
         out.write(KILL_MATRIX, dump_json(explored.kill_matrix))
-    run = run_record(results, broken, version=__version__, command=command, started=started, ended=ended, git=git,
-                     exploration=explored.summary)
+    run = run_record(
+        results,
+        broken,
+        version=__version__,
+        command=command,
+        started=started,
+        ended=ended,
+        git=git,
+        exploration=explored.summary,
+    )
     out.write("run.json", dump_json(run))
     settings = explored.summary["settings"] if explored.summary is not None else None
     section = exploration_section(settings, explored.records, explored.kill_matrix)
@@ -154,8 +163,10 @@ class _Files:
             with open(self._folder / rel, "xb") as handle:
                 handle.write(data)
         except FileExistsError:
-            raise WriteError(f"cannot write {self._folder / rel}: it already exists, though this run did not write "
-                             f"it (something else wrote into the folder during the run)") from None
+            raise WriteError(
+                f"cannot write {self._folder / rel}: it already exists, though this run did not write "
+                f"it (something else wrote into the folder during the run)"
+            ) from None
         except OSError as error:
             raise WriteError(f"cannot write {self._folder / rel}: {error.strerror or error}") from None
         if record:
