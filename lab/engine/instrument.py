@@ -34,10 +34,11 @@ import os
 import symtable
 import sys
 import types
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from lab.engine.accesses import ModuleRuntime
 
@@ -513,6 +514,12 @@ class InstrumentedModule:
     filename: str
     swaps: list[tuple[types.FunctionType, types.CodeType, types.CodeType]]
     codes: set[types.CodeType]
+    by_key: dict[tuple[str, int], list[types.CodeType]] = field(default_factory=dict)
+
+    def rewritten(self, code: types.CodeType) -> types.CodeType | None:
+        """The rewritten twin of one of this module's code objects (a nested function or a lambda's too)."""
+        twin = _twin(self.by_key, code, self.filename)
+        return twin if twin is not None and twin.co_freevars == code.co_freevars else None
 
     def install(self) -> None:
         """Put the rewritten bodies in place."""
@@ -542,7 +549,9 @@ def instrument_module(name: str) -> InstrumentedModule:
     tracked = _module_level_assigned(tree) | declared
     rewritten = ast.fix_missing_locations(_Rewriter(table, tracked, stored).visit(tree))
     code = compile(rewritten, filename, "exec", dont_inherit=True)
-    by_key = {(c.co_qualname, c.co_firstlineno): c for c in _all_codes(code)}
+    by_key: dict[tuple[str, int], list[types.CodeType]] = {}
+    for rewritten_code in _all_codes(code):
+        by_key.setdefault((rewritten_code.co_qualname, rewritten_code.co_firstlineno), []).append(rewritten_code)
     module.__dict__[RUNTIME_NAME] = ModuleRuntime(filename, name)
     swaps = []
     here = os.path.realpath(filename)
@@ -550,13 +559,56 @@ def instrument_module(name: str) -> InstrumentedModule:
         original = function.__code__
         if os.path.realpath(original.co_filename) != here:
             continue  # defined elsewhere (a dataclass's generated method, an imported helper)
-        new = by_key.get((original.co_qualname, original.co_firstlineno))
+        new = _twin(by_key, original, filename)
         if new is None or new.co_freevars != original.co_freevars:
             # Never run a module under test half instrumented: its unrecorded accesses would be a silent green.
             raise InstrumentError(f"cannot instrument {original.co_qualname} in {name} ({filename}): the source on "
                                   "disk no longer matches the code that was imported; re-run")
         swaps.append((function, original, new))
-    return InstrumentedModule(name, filename, swaps, set(_all_codes(code)))
+    made = InstrumentedModule(name, filename, swaps, set(_all_codes(code)), by_key)
+    _rewritten_modules[name] = made
+    return made
+
+
+def instrumented_function(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` with its module's rewritten body, when that module is under test and already rewritten;
+    otherwise ``function`` itself. For functions made before the rewritten bodies were installed (a lambda built
+    inside a test), which keep the original code."""
+    if not isinstance(function, types.FunctionType):
+        return function
+    module = _rewritten_modules.get(function.__module__)
+    if module is None or function.__code__ in module.codes:
+        return function
+    twin = module.rewritten(function.__code__)
+    if twin is None:
+        return function
+    copy = types.FunctionType(twin, function.__globals__, function.__name__, function.__defaults__,
+                              function.__closure__)
+    copy.__kwdefaults__ = function.__kwdefaults__
+    return copy
+
+
+_rewritten_modules: dict[str, InstrumentedModule] = {}
+
+
+def _twin(by_key: dict[tuple[str, int], list[types.CodeType]], code: types.CodeType,
+          filename: str) -> types.CodeType | None:
+    """The rewritten code of ``code``: the one with its qualified name and first line; when several share those (two
+    lambdas on one line), the one whose body starts at the same line and column (which the rewriting keeps)."""
+    candidates = by_key.get((code.co_qualname, code.co_firstlineno), [])
+    if len(candidates) <= 1:
+        return candidates[0] if candidates else None
+    start = _body_start(code)
+    same = [candidate for candidate in candidates if _body_start(candidate) == start]
+    if len(same) != 1:
+        raise InstrumentError(f"cannot tell apart the functions {code.co_qualname} that start at "
+                              f"{filename}:{code.co_firstlineno}; put them on separate lines")
+    return same[0]
+
+
+def _body_start(code: types.CodeType) -> tuple[int, int]:
+    return next(((line, column) for line, _end, column, _end_column in list(code.co_positions())[1:]
+                 if line is not None and column is not None and column > 0), (0, 0))
 
 
 def _all_codes(code: types.CodeType) -> Iterator[types.CodeType]:
