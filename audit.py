@@ -1,9 +1,12 @@
 """Re-verify an evidence folder written by run.py; it never writes anything, into the folder or elsewhere.
 
-    python audit.py DIR                  verify integrity, consistency and sources, and re-execute every scenario
-    python audit.py DIR --no-rerun       the same, without re-execution
-    python audit.py DIR --json           print the report as JSON
-    python audit.py DIR --checkout PATH  report drift against PATH instead of the checkout holding audit.py
+    python audit.py DIR                   verify integrity, consistency and sources, and re-execute every scenario
+                                          with this checkout's code, if the archived code is identical to it
+    python audit.py DIR --no-rerun        the same, without re-execution
+    python audit.py DIR --execute-archive re-execute the archived code itself, contained (docs/evidence.md)
+    python audit.py DIR --accept-drift    the lab's machinery may differ from this checkout (recorded in the report)
+    python audit.py DIR --json            print the report as JSON
+    python audit.py DIR --checkout PATH   compare with (and run) the trusted tree PATH instead of this checkout
 
 Exit codes: 0 everything verified; 1 problems were found (each listed on one line, with its file), or the run
 that wrote DIR did not finish; 2 DIR is not an evidence folder at all, or the arguments are wrong; 130 interrupted.
@@ -26,6 +29,7 @@ from rich.text import Text  # noqa: E402
 from lab.errors import LabError, UsageError  # noqa: E402
 from lab.evidence.auditor import audit  # noqa: E402
 from lab.evidence.findings import AuditReport, RerunStatus  # noqa: E402
+from lab.evidence.rerun import ARCHIVE  # noqa: E402
 from lab.evidence.safefs import printable  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
@@ -44,13 +48,26 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="audit.py", description="Re-verify an evidence folder written by run.py.")
     parser.add_argument("folder", type=Path, metavar="DIR", help="the evidence folder to verify")
     parser.add_argument("--no-rerun", action="store_true", help="do not re-execute the archived scenarios")
+    parser.add_argument(
+        "--execute-archive",
+        action="store_true",
+        help="re-execute the archive's own code, in a child with a scrubbed environment, a temporary copy, a time "
+        "limit and resource limits (default: only this checkout's code runs, when the archive's is identical)",
+    )
+    parser.add_argument(
+        "--accept-drift",
+        action="store_true",
+        help="accept archived machinery (engine, runner, evidence code) that differs from this checkout; the report "
+        "records the files accepted",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
         "--checkout",
         type=Path,
         default=ROOT,
         metavar="PATH",
-        help="the source tree to compare the archived sources with (default: this checkout)",
+        help="the trusted source tree to compare the archived sources with, and to re-execute them with when they "
+        "are identical (default: this checkout)",
     )
     parser.add_argument(
         "--timeout",
@@ -70,7 +87,16 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> in
         args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
         as_json = args.json
         _check_timeout(args.timeout)
-        report = audit(args.folder, rerun=not args.no_rerun, checkout=args.checkout, timeout=args.timeout)
+        if args.no_rerun and args.execute_archive:
+            raise UsageError("--execute-archive and --no-rerun contradict each other: choose one")
+        report = audit(
+            args.folder,
+            rerun=not args.no_rerun,
+            checkout=args.checkout,
+            timeout=args.timeout,
+            execute_archive=args.execute_archive,
+            accept_drift=args.accept_drift,
+        )
     except LabError as error:
         if as_json:
             print(json.dumps({"ok": False, "error": printable(str(error))}))
@@ -114,25 +140,48 @@ def _render(console: Console, report: AuditReport) -> None:
     style = {RerunStatus.MATCHED: "green", RerunStatus.SKIPPED: "yellow"}.get(report.rerun.status, "red")
     line("  re-execution  ", (str(report.rerun.status), style), f": {report.rerun.note}")
     if report.drift is not None:
-        drift = report.drift
-        changes = [
-            *(f"{p} (changed)" for p in drift.changed),
-            *(f"{p} (added)" for p in drift.added),
-            *(f"{p} (removed)" for p in drift.removed),
-        ]
-        text = (
-            f"{drift.files} files differ from {drift.checkout} (not a failure): {', '.join(changes)}"
-            if changes
-            else f"none: the archived sources equal {drift.checkout}"
-        )
-        line(f"  drift         {text}")
+        line(f"  drift         {_drift_text(report)}")
     for problem in report.problems:
         line(("  PROBLEM ", "red"), str(problem))
     if not report.ok:
-        line("result: ", (f"{len(report.problems)} problems", "bold red"))
+        count = len(report.problems)
+        line("result: ", (f"{count} problem{'s' if count != 1 else ''}", "bold red"))
         return
     status = f"; the run's own status is {report.run_status}" if report.run_status else ""
-    line("result: ", ("OK: everything verified", "green"), status)
+    line("result: ", (_verdict(report), "green"), status)
+
+
+def _drift_text(report: AuditReport) -> str:
+    drift = report.drift
+    assert drift is not None
+    if not drift.files:
+        return f"none: the archived sources equal {drift.checkout}"
+    changes = [
+        *(f"{p} (changed)" for p in drift.changed),
+        *(f"{p} (added)" for p in drift.added),
+        *(f"{p} (removed)" for p in drift.removed),
+    ]
+    text = f"{drift.files} files differ from {drift.checkout}: {', '.join(changes)}"
+    if report.accepted_drift:
+        text += f"; {len(report.accepted_drift)} of them are the lab's machinery, accepted with --accept-drift"
+    return text
+
+
+def _verdict(report: AuditReport) -> str:
+    """The OK line says exactly what "OK" covered: a plain "everything verified" only when the scenarios ran again
+    with this checkout's own code and no drift of the lab's machinery was accepted."""
+    if report.rerun.status is RerunStatus.SKIPPED and report.rerun.code == "":
+        if report.rerun.note.startswith("re-execution skipped (--no-rerun)"):
+            verdict = "OK: verified without re-execution (--no-rerun)"
+        else:
+            verdict = "OK: everything verified (nothing to re-execute)"
+    elif report.rerun.code == ARCHIVE:
+        verdict = "OK: everything verified, re-executing the archived code (--execute-archive)"
+    else:
+        verdict = "OK: everything verified"
+    if report.accepted_drift:
+        verdict += f", with {len(report.accepted_drift)} files of the lab's machinery differing (--accept-drift)"
+    return verdict
 
 
 if __name__ == "__main__":

@@ -8,11 +8,14 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.console import Console
+
+from tests.evidence_checkout import frozen_checkout
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -22,6 +25,15 @@ import audit as audit_command  # noqa: E402  (audit.py and run.py live at the re
 import run  # noqa: E402
 
 SCENARIO = "out_of_order_commit"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _frozen() -> Iterator[Path]:
+    """Write from, and audit against, one frozen copy of the checkout (see tests/evidence_checkout.py)."""
+    with frozen_checkout() as path:
+        yield path
+
+
 TRACE = f"scenarios/{SCENARIO}/trace.jsonl"
 RESULT = f"scenarios/{SCENARIO}/result.json"
 
@@ -64,6 +76,21 @@ def _resum(folder: Path) -> None:
     (folder / "SHA256SUMS").write_text("".join(lines), encoding="utf-8")
 
 
+def _forge(folder: Path, rel: str, old: str, new: str) -> None:
+    """A forger's edit of archived code, with every fingerprint recomputed to match: sources.json and SHA256SUMS."""
+    path = folder / "sources" / rel
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    sources = json.loads((folder / "sources.json").read_text())
+    for entry in sources["files"]:
+        entry["sha256"] = hashlib.sha256((folder / "sources" / entry["path"]).read_bytes()).hexdigest()
+    lines = "".join(f"{e['sha256']}  {e['path']}\n" for e in sources["files"])
+    sources["combined_sha256"] = hashlib.sha256(lines.encode()).hexdigest()
+    (folder / "sources.json").write_text(json.dumps(sources, sort_keys=True, indent=2) + "\n")
+    _resum(folder)
+
+
 def _line_with(path: Path, text: str) -> int:
     """The number of the first line of ``path`` that contains ``text``."""
     return next(n for n, line in enumerate(path.read_text().splitlines(), start=1) if text in line)
@@ -81,10 +108,12 @@ def _snapshot(folder: Path) -> dict[str, tuple[int, int, int]]:
 @pytest.mark.timeout(60)
 class TestCleanFolder:
     def test_a_fresh_folder_verifies_with_reexecution(self, pristine: Path) -> None:
-        """Exit 0; the scenarios ran again from the archive to identical traces."""
+        """Exit 0; the scenarios ran again, with this checkout's code (the archive's is identical), to identical
+        traces: a plain OK."""
         code, out = _audit(str(pristine))
         assert code == 0, out
-        assert "re-execution  MATCHED" in out and "result: OK" in out
+        assert "re-execution  MATCHED: 1 scenarios re-executed with the auditing checkout's code" in out
+        assert out.splitlines()[-1] == "result: OK: everything verified; the run's own status is PASS"
 
     def test_a_relative_folder_path_verifies_too(self, pristine: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """A folder named relative to the current directory (evidence/NAME) re-executes from the right place."""
@@ -98,7 +127,9 @@ class TestCleanFolder:
         code, out = _audit(str(pristine), "--no-rerun")
         assert code == 0
         assert "SKIPPED: re-execution skipped (--no-rerun)" in out
-        assert out.splitlines()[-1] == "result: OK: everything verified; the run's own status is PASS"
+        assert out.splitlines()[-1] == (
+            "result: OK: verified without re-execution (--no-rerun); the run's own status is PASS"
+        )
 
     def test_json_output_parses(self, pristine: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """--json prints the report as one JSON document."""
@@ -114,14 +145,45 @@ class TestCleanFolder:
         assert _snapshot(ev) == before
         assert not any("__pycache__" in name for name in _snapshot(ev))
 
-    def test_drift_is_reported_but_is_not_a_failure(self, pristine: Path, tmp_path: Path) -> None:
-        """A checkout that changed since the run is named file by file; the audit still passes."""
+    def test_drift_outside_the_machinery_informs_without_reexecution(self, pristine: Path, tmp_path: Path) -> None:
+        """A checkout whose sessions or scenarios changed since the run is named file by file; --no-rerun passes."""
         checkout = Path(shutil.copytree(pristine / "sources", tmp_path / "checkout"))
         (checkout / "lab" / "errors.py").write_text("# changed\n", encoding="utf-8")
         (checkout / "lab" / "new_module.py").write_text("# added\n", encoding="utf-8")
         code, out = _audit(str(pristine), "--no-rerun", "--checkout", str(checkout))
         assert code == 0
         assert "lab/errors.py (changed)" in out and "lab/new_module.py (added)" in out
+
+    def test_drift_stops_reexecution_by_default(self, pristine: Path, tmp_path: Path) -> None:
+        """Neither the checkout's code (it is not what ran) nor the archive's (not trusted) is run; that is no OK."""
+        checkout = Path(shutil.copytree(pristine / "sources", tmp_path / "checkout"))
+        (checkout / "lab" / "errors.py").write_text("# changed\n", encoding="utf-8")
+        code, out = _audit(str(pristine), "--checkout", str(checkout))
+        assert code == 1
+        assert "re-execution  SKIPPED: re-execution skipped: 1 archived files that would run differ" in out
+        assert (
+            "PROBLEM sources/: re-execution skipped: 1 archived files that would run differ from the auditing "
+            f"checkout {checkout} (lab/errors.py (changed)), so neither its code nor the archive's was run; run "
+            "the archived code, contained, with --execute-archive" in out
+        )
+
+    def test_drift_of_the_machinery_fails_unless_accepted(
+        self, pristine: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The engine, runner or evidence code differing from the judge is a problem; --accept-drift records it."""
+        checkout = Path(shutil.copytree(pristine / "sources", tmp_path / "checkout"))
+        (checkout / "lab" / "engine" / "scheduler.py").write_text("# changed\n", encoding="utf-8")
+        code, report = _report(pristine, "--no-rerun", "--checkout", str(checkout), capsys=capsys)
+        assert code == 1
+        assert _named(report, "sources/", "the lab's machinery differs from the auditing checkout")
+        assert _named(report, "sources/", "(lab/engine/scheduler.py (changed))")
+        code, report = _report(pristine, "--no-rerun", "--accept-drift", "--checkout", str(checkout), capsys=capsys)
+        assert code == 0 and report["accepted_drift"] == ["lab/engine/scheduler.py"]
+        code, out = _audit(str(pristine), "--no-rerun", "--accept-drift", "--checkout", str(checkout))
+        assert out.splitlines()[-1] == (
+            "result: OK: verified without re-execution (--no-rerun), with 1 files of the "
+            "lab's machinery differing (--accept-drift); the run's own status is PASS"
+        )
 
     def test_a_crlf_checkout_shows_no_drift(self, pristine: Path, tmp_path: Path) -> None:
         """Line endings alone are not drift."""
@@ -354,22 +416,40 @@ class TestCoveredTracks:
         assert _named(report, f"sources/scenarios/{SCENARIO}.py", "does not match its fingerprint in sources.json")
         assert report["rerun"]["status"] == "SKIPPED" and "not run" in report["rerun"]["note"]
 
-    def test_a_fully_consistent_forgery_fails_reexecution(self, ev: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        """Change the archived code and every fingerprint to match: running it again shows the difference."""
-        line = _line_with(ev / TRACE, "begin -> ticket v")
-        path = ev / "sources" / "scenarios" / f"{SCENARIO}.py"
-        path.write_text(path.read_text().replace("begin -> ticket v", "begin => ticket v"))
-        sources = json.loads((ev / "sources.json").read_text())
-        for entry in sources["files"]:
-            entry["sha256"] = hashlib.sha256((ev / "sources" / entry["path"]).read_bytes()).hexdigest()
-        lines = "".join(f"{e['sha256']}  {e['path']}\n" for e in sources["files"])
-        sources["combined_sha256"] = hashlib.sha256(lines.encode()).hexdigest()
-        (ev / "sources.json").write_text(json.dumps(sources, sort_keys=True, indent=2) + "\n")
-        _resum(ev)
+    def test_a_fully_consistent_forgery_is_caught_by_default(
+        self, ev: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Change the archived code and every fingerprint to match: by default the forged code is not run, and
+        that it differs from the checkout is the problem."""
+        _forge(ev, f"scenarios/{SCENARIO}.py", "begin -> ticket v", "begin => ticket v")
         code, report = _report(ev, capsys=capsys)
-        assert code == 1
+        assert code == 1 and report["rerun"]["status"] == "SKIPPED"
+        assert [p["file"] for p in report["problems"]] == ["sources/"]
+        assert (
+            f"(scenarios/{SCENARIO}.py (changed)), so neither its code nor the archive's was run"
+            in (report["problems"][0]["reason"])
+        )
+
+    def test_a_fully_consistent_forgery_fails_its_reexecution(
+        self, ev: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Asked to run the archived code, the audit shows the difference the forged code makes."""
+        line = _line_with(ev / TRACE, "begin -> ticket v")
+        _forge(ev, f"scenarios/{SCENARIO}.py", "begin -> ticket v", "begin => ticket v")
+        code, report = _report(ev, "--execute-archive", capsys=capsys)
+        assert code == 1 and report["rerun"]["code"] == "the archived sources"
         assert [p["file"] for p in report["problems"]] == [TRACE]
         assert f"first difference at line {line}" in report["problems"][0]["reason"]
+
+    def test_forged_machinery_that_echoes_its_records_is_caught_by_default(
+        self, ev: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """An archived rerun.py that only repeats what the records say used to pass with "OK": its drift fails."""
+        _forge(ev, "lab/evidence/rerun.py", "def main() -> int:", "def main() -> int:  # echoes the records")
+        code, report = _report(ev, capsys=capsys)
+        assert code == 1
+        assert _named(report, "sources/", "the lab's machinery differs from the auditing checkout")
+        assert _named(report, "sources/", "(lab/evidence/rerun.py (changed))")
 
     def test_reexecution_is_bounded_by_a_timeout(self, ev: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """A child that does not finish in time is stopped and reported."""

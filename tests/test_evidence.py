@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from lab.evidence.safefs import path_problem
 from lab.evidence.sources import collect, combined_digest, digests, source_digest
 from lab.scenarios.loader import BrokenScenario, LoadedScenario, load, load_all
 from lab.scenarios.runner import run_scenario
+from tests.evidence_checkout import frozen_checkout
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -32,6 +34,15 @@ if str(ROOT) not in sys.path:
 import run  # noqa: E402  (run.py lives at the repository root, put on the path just above)
 
 SCENARIO = "out_of_order_commit"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _frozen() -> Iterator[Path]:
+    """Write from, and audit against, one frozen copy of the checkout (see tests/evidence_checkout.py)."""
+    with frozen_checkout() as path:
+        yield path
+
+
 ASKS = '''"""Two questions through one scripted model: both requests are sent, both replies commit.
 
 A scenario of the evidence tests: it sends requests, so its folder has a requests.jsonl.

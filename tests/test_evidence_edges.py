@@ -14,6 +14,7 @@ import math
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from rich.console import Console
 from lab.evidence import schema
 from lab.scenarios.loader import LoadedScenario, load
 from lab.scenarios.runner import run_scenario
+from tests.evidence_checkout import frozen_checkout
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -34,6 +36,13 @@ import run  # noqa: E402
 SCENARIO = "out_of_order_commit"
 CONTROL = ("\x1b", "\x07", "\x9b", "\r", "\u202e")
 """Characters that must never reach a terminal from an archive: ESC, BEL, the C1 CSI, CR and a bidi override."""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _frozen() -> Iterator[Path]:
+    """Write from, and audit against, one frozen copy of the checkout (see tests/evidence_checkout.py)."""
+    with frozen_checkout() as path:
+        yield path
 
 
 def _run(argv: list[str]) -> int:
@@ -212,7 +221,7 @@ class TestActors:
 
 
 class TestRecordsOfTheWrongKind:
-    WEIRD = ([], {}, None, "x", -1, 1.5, True, [{}], {"a": []}, 10**40, math.pi)
+    WEIRD: tuple[object, ...] = ([], {}, None, "x", -1, 1.5, True, [{}], {"a": []}, 10**40, math.pi)
 
     def test_no_rule_raises_whatever_it_is_given(self) -> None:
         """Every field of every record kind, given every kind of JSON value, is a problem line, never a TypeError

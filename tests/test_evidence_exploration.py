@@ -6,6 +6,7 @@ import hashlib
 import json
 import shutil
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,14 +22,21 @@ from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore
 from lab.scenarios.kill_matrix import KillMatrix, build_kill_matrix
 from lab.scenarios.loader import LoadedScenario, load
 from lab.scenarios.runner import ScenarioResult, run_scenario
+from tests.evidence_checkout import FROZEN, frozen_checkout
 
-ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = {"granularities": ["probe", "line"], "preemption_bound": None, "max_schedules": 20_000}
 RACE = "explore/race_two_requests/probe.VersionedSession.json"
 RACE_LINE = "explore/race_two_requests/line.VersionedSession.json"
 MUTANT = "explore/race_two_requests/probe.CheckOutsideLockSession.json"
 LATCHED = "explore/out_of_order_commit/probe.json"
 MATRIX = "explore/kill-matrix.json"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _frozen() -> Iterator[Path]:
+    """Write from, and audit against, one frozen copy of the checkout (see tests/evidence_checkout.py)."""
+    with frozen_checkout() as path:
+        yield path
 
 
 @dataclass(frozen=True)
@@ -41,7 +49,7 @@ class Explored:
 
 
 def _load(name: str) -> LoadedScenario:
-    loaded = load(ROOT / "scenarios" / f"{name}.py")
+    loaded = load(FROZEN / "scenarios" / f"{name}.py")
     assert isinstance(loaded, LoadedScenario), loaded
     return loaded
 
@@ -70,7 +78,7 @@ def _write(folder: Path, explored: Explored, **options: Any) -> AuditReport:
         create_evidence_folder(folder),
         explored.results,
         [],
-        root=ROOT,
+        root=FROZEN,
         command=["test"],
         started=now,
         ended=now,
@@ -143,8 +151,9 @@ class TestFolder:
         assert report.ok, report.problems
         assert report.rerun.status == "MATCHED" and report.rerun.explorations == 4
         assert report.rerun.note == (
-            "2 scenarios, 4 explorations and the kill matrix re-executed from sources/: byte-identical traces, same "
-            "outcomes and verdicts; the same verdicts, counts, rows and counterexamples; the same kill-matrix cells"
+            "2 scenarios, 4 explorations and the kill matrix re-executed with the auditing checkout's code "
+            "(identical to sources/): byte-identical traces, same outcomes and verdicts; the same verdicts, counts, "
+            "rows and counterexamples; the same kill-matrix cells"
         )
         assert _json(pristine / "audit.json")["ok"] is True
 
@@ -290,7 +299,7 @@ class TestStatus:
                 folder,
                 only_latched,
                 [],
-                root=ROOT,
+                root=FROZEN,
                 command=["t"],
                 started=now,
                 ended=now,
@@ -301,7 +310,7 @@ class TestStatus:
                 folder,
                 explored.results,
                 [],
-                root=ROOT,
+                root=FROZEN,
                 command=["t"],
                 started=now,
                 ended=now,
@@ -430,7 +439,7 @@ class TestWithoutExploration:
         """No explore/, no summary in run.json, the same audit note as before exploration existed."""
         now = datetime.now(UTC)
         folder = create_evidence_folder(tmp_path / "plain")
-        assert write_evidence(folder, explored.results, [], root=ROOT, command=["t"], started=now, ended=now).ok
+        assert write_evidence(folder, explored.results, [], root=FROZEN, command=["t"], started=now, ended=now).ok
         assert not (folder / "explore").exists()
         record = _json(folder / "run.json")
         assert "exploration" not in record and record["status"] == "PASS"
@@ -438,7 +447,8 @@ class TestWithoutExploration:
         report = audit(folder)
         assert report.ok, report.problems
         assert report.rerun.note == (
-            "2 scenarios re-executed from sources/: byte-identical traces, same outcomes and verdicts"
+            "2 scenarios re-executed with the auditing checkout's code (identical to sources/): byte-identical "
+            "traces, same outcomes and verdicts"
         )
         assert audit(folder, rerun=False).rerun.note == "re-execution skipped (--no-rerun)"
 

@@ -10,6 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+MACHINERY = ("lab/engine/", "lab/scenarios/", "lab/evidence/", "run.py", "audit.py")
+"""The lab's own machinery, by path prefix: the engine, the scenario runner, and the evidence code with its two
+commands. Archived machinery that differs from the auditing checkout fails an audit unless the drift is accepted."""
+
+
+def is_machinery(path: str) -> bool:
+    """True for a path (relative, with ``/``) of the lab's machinery."""
+    return path.startswith(MACHINERY)
+
 
 @dataclass(frozen=True, slots=True)
 class Problem:
@@ -48,10 +57,13 @@ class Rerun:
     scenarios: int = 0
     seconds: float = 0.0
     explorations: int = 0
+    code: str = ""
+    """Whose code ran: "the auditing checkout" or "the archived sources" (``--execute-archive``); "" when none did."""
 
     def to_json(self) -> dict[str, object]:
         """The summary as a JSON object."""
         return {
+            "code": self.code,
             "status": str(self.status),
             "note": self.note,
             "scenarios": self.scenarios,
@@ -73,6 +85,23 @@ class Drift:
     def files(self) -> int:
         """How many files differ in any way."""
         return len(self.changed) + len(self.added) + len(self.removed)
+
+    @property
+    def machinery(self) -> tuple[str, ...]:
+        """The differing files that are the lab's machinery (:data:`MACHINERY`): engine, runner, evidence code."""
+        return tuple(sorted(p for p in (*self.changed, *self.added, *self.removed) if is_machinery(p)))
+
+    @property
+    def runnable(self) -> tuple[str, ...]:
+        """The differing files a re-execution would run: archived under ``lab/`` or ``scenarios/`` and changed or
+        missing from the checkout, or a module the checkout's ``lab/`` has and the archive lacks (it could be
+        imported)."""
+        return tuple(
+            sorted(
+                {p for p in (*self.changed, *self.removed) if p.startswith(("lab/", "scenarios/"))}
+                | {p for p in self.added if p.startswith("lab/")}
+            )
+        )
 
     def to_json(self) -> dict[str, object]:
         """The drift as a JSON object."""
@@ -96,6 +125,8 @@ class AuditReport:
     files_verified: int
     scenarios: int
     explorations: int = 0
+    accepted_drift: tuple[str, ...] = ()
+    """Machinery files that differ from the checkout, accepted with ``--accept-drift`` (else each is a problem)."""
     run_status: str | None = None
     """``run.json``'s own status (PASS or FAIL) when it could be read: a folder can verify completely and be
     faithful evidence of a run that failed."""
@@ -119,6 +150,7 @@ class AuditReport:
             "files_verified": self.files_verified,
             "scenarios": self.scenarios,
             "explorations": self.explorations,
+            "accepted_drift": list(self.accepted_drift),
             "run_status": self.run_status,
             "unfinished": self.unfinished,
         }

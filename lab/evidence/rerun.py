@@ -1,11 +1,12 @@
-"""Re-execution: run every scenario again from the archived ``sources/`` and compare with what was recorded.
+"""Re-execution: run every scenario again and compare, here, with what was recorded.
 
-Two halves of one protocol live here. :func:`rerun` (the auditor's side) starts a fresh interpreter that imports the
-*archived* ``lab`` package: ``sources/`` goes first on ``sys.path``, ``-I`` keeps the environment and the current
-folder out of it, ``-B`` keeps ``__pycache__`` from being written into the archive, and the child's working folder
-is an empty temporary one. :func:`main` (the child's side, as archived) reads the request as JSON on stdin, runs
-the scenarios, and prints one JSON report on stdout: for each scenario its trace, trace digest, requests digest,
-outcomes, verdict and run status, and where ``lab`` was imported from, so the auditor can prove it ran the archive.
+Two halves of one protocol live here. :func:`rerun` (the auditor's side) starts a child interpreter
+(:mod:`lab.evidence.child`) running one of two kinds of code: the auditing checkout's own, when every archived file
+that would run is identical to it, or, asked for with ``--execute-archive``, a temporary copy of the archived code,
+with a scrubbed environment and resource limits. :func:`main` (the child's side) reads the request as JSON on stdin,
+runs the scenarios, and prints one JSON report on stdout: for each scenario its trace and requests as text, its
+outcomes, verdict and run status, and where ``lab`` was imported from, so the auditor can prove which code ran. The
+child's own digests are never trusted: the auditor hashes the text it printed and compares everything itself.
 
 Each scenario is re-run the way it first ran: with the variant and granularity its result records, and, if it
 hung, with the watchdog its trace recorded, so it hangs the same way. When the folder holds explorations, the same
@@ -18,16 +19,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lab.evidence.child import Code, run_child
 from lab.evidence.findings import Problem, Rerun, RerunStatus
 from lab.evidence.records import request_lines, sha256
 from lab.evidence.reexplore import (
@@ -41,8 +40,12 @@ from lab.evidence.schema import is_name
 
 PROTOCOL = 1
 BASE_TIMEOUT_SECONDS = 60.0
-_OUTPUT_CAP = 64 << 20
-_CHILD = "import sys; sys.path.insert(0, sys.argv[1]); from lab.evidence.rerun import main; sys.exit(main())"
+CHECKOUT = "the auditing checkout"
+ARCHIVE = "the archived sources"
+_WHERE = {
+    CHECKOUT: "with the auditing checkout's code (identical to sources/)",
+    ARCHIVE: "from the archived sources/ (--execute-archive)",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +76,7 @@ def default_timeout(
 
 
 def rerun(
-    sources: Path,
+    code: Code,
     expected: Sequence[Expected],
     *,
     explorations: Sequence[ExpectedExploration] = (),
@@ -81,8 +84,9 @@ def rerun(
     timeout: float | None = None,
     python: str = sys.executable,
 ) -> tuple[Rerun, list[Problem]]:
-    """Re-execute ``expected`` from the archive at ``sources``, and explore ``explorations`` and rebuild
-    ``kill_matrix`` (its record) again; the summary, and one problem per difference."""
+    """Re-execute ``expected`` with ``code``, and explore ``explorations`` and rebuild ``kill_matrix`` (its record)
+    again; the summary, and one problem per difference. The child only reports what it ran: every comparison,
+    every digest included, is made here, by the auditor."""
     if not expected and not explorations and kill_matrix is None:
         return Rerun(RerunStatus.SKIPPED, "no scenario to re-execute"), []
     limit = default_timeout(expected, explorations, kill_matrix) if timeout is None else timeout
@@ -95,22 +99,25 @@ def rerun(
     if kill_matrix is not None:
         request["kill_matrix"] = kill_matrix_request(kill_matrix)
     what = _what(expected, explorations, kill_matrix)
-    counts = {"scenarios": len(expected), "explorations": len(explorations)}
     begun = time.perf_counter()
-    failed = _run_child(sources, request, limit, python)
+    done = run_child(code, json.dumps(request).encode("utf-8"), limit, python)
     seconds = time.perf_counter() - begun
-    if isinstance(failed, str):
-        return Rerun(RerunStatus.FAILED, failed, seconds=seconds, **counts), [Problem("sources/", failed)]
-    report, problems = _read_report(failed, sources)
+
+    def summary(status: RerunStatus, note: str) -> Rerun:
+        return Rerun(status, note, len(expected), seconds, len(explorations), code.label)
+
+    if isinstance(done, str):
+        return summary(RerunStatus.FAILED, done), [Problem("sources/", done)]
+    report, problems = _read_report(done.stdout, code)
     if report is None:
-        return Rerun(RerunStatus.FAILED, problems[0].reason, seconds=seconds, **counts), problems
+        return summary(RerunStatus.FAILED, problems[0].reason), problems
     for item in expected:
         problems.extend(_compare(item, report["results"].get(item.name)))
     if (explorations or kill_matrix is not None) and not isinstance(report.get("explorations"), list):
         problems.append(
             Problem(
                 "sources/lab/evidence/rerun.py",
-                "the archived re-execution does not re-explore, but the folder holds explorations",
+                "the re-executed code does not re-explore, but the folder holds explorations",
             )
         )
     else:
@@ -119,17 +126,18 @@ def rerun(
             problems.extend(compare_exploration(exploration, fresh[index] if index < len(fresh) else None))
         if kill_matrix is not None:
             problems.extend(compare_kill_matrix(kill_matrix, report.get("kill_matrix")))
+    where = _WHERE[code.label]
     if problems:
-        note = f"{len(problems)} differences in {what} re-executed from sources/"
-        return Rerun(RerunStatus.DIFFERED, note, seconds=seconds, **counts), problems
-    note = f"{what} re-executed from sources/: " + "; ".join(
+        note = f"{len(problems)} differences in {what} re-executed {where}"
+        return summary(RerunStatus.DIFFERED, note), problems
+    note = f"{what} re-executed {where}: " + "; ".join(
         [
             *(["byte-identical traces, same outcomes and verdicts"] if expected else []),
             *(["the same verdicts, counts, rows and counterexamples"] if explorations else []),
             *(["the same kill-matrix cells"] if kill_matrix is not None else []),
         ]
     )
-    return Rerun(RerunStatus.MATCHED, note, seconds=seconds, **counts), []
+    return summary(RerunStatus.MATCHED, note), []
 
 
 def _what(
@@ -141,34 +149,9 @@ def _what(
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
-def _run_child(sources: Path, request: Mapping[str, Any], limit: float, python: str) -> str | bytes:
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    with tempfile.TemporaryDirectory(prefix="lab-rerun-") as cwd:
-        try:
-            # absolute: the child runs in an empty temporary folder, where a relative archive path means nothing
-            argv = [python, "-I", "-B", "-c", _CHILD, str(sources.absolute())]
-            done = subprocess.run(
-                argv,
-                input=json.dumps(request).encode(),
-                capture_output=True,
-                timeout=limit,
-                cwd=cwd,
-                env=env,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            return f"re-execution did not finish within {limit:g} s"
-        except OSError as error:
-            return f"re-execution could not start: {error.strerror}"
-    if done.returncode != 0:
-        lines = [line for line in done.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
-        return f"re-execution failed (exit {done.returncode}): {lines[-1].strip() if lines else 'no message'}"
-    return done.stdout
-
-
-def _read_report(output: bytes, sources: Path) -> tuple[dict[str, Any] | None, list[Problem]]:
+def _read_report(output: bytes, code: Code) -> tuple[dict[str, Any] | None, list[Problem]]:
     try:
-        report = json.loads(output[:_OUTPUT_CAP].decode("utf-8"))
+        report = json.loads(output.decode("utf-8"), parse_constant=_no_constant)
     except (ValueError, RecursionError):  # not UTF-8, not JSON
         return None, [Problem("sources/", "re-execution did not print its JSON report")]
     if (
@@ -178,9 +161,13 @@ def _read_report(output: bytes, sources: Path) -> tuple[dict[str, Any] | None, l
     ):
         return None, [Problem("sources/", f"re-execution printed a report that is not protocol {PROTOCOL}")]
     origin = report.get("lab")
-    if not isinstance(origin, str) or not Path(origin).resolve().is_relative_to(sources.resolve()):
-        return None, [Problem("sources/lab", f"re-execution imported lab from {origin!r}, not from the archive")]
+    if not isinstance(origin, str) or not Path(origin).resolve().is_relative_to(code.root.resolve()):
+        return None, [Problem("sources/lab", f"re-execution imported lab from {origin!r}, not from {code.label}")]
     return report, []
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(name)
 
 
 def _compare(item: Expected, got: object) -> list[Problem]:
@@ -190,14 +177,13 @@ def _compare(item: Expected, got: object) -> list[Problem]:
     if "broken" in got:
         return [Problem(f"sources/scenarios/{item.name}.py", f"does not load when re-executed: {got['broken']}")]
     problems = []
-    if got.get("trace_sha256") != item.trace_sha256:
+    trace = got.get("trace")
+    printed = _encoded(trace)
+    if printed is None or sha256(printed) != item.trace_sha256:
         problems.append(
-            Problem(
-                f"{base}/trace.jsonl",
-                "re-execution gave a different trace" + _first_difference(item.trace, got.get("trace")),
-            )
+            Problem(f"{base}/trace.jsonl", "re-execution gave a different trace" + _first_difference(item.trace, trace))
         )
-    if got.get("requests_sha256") != item.requests_sha256:
+    if _requests_digest(got) != item.requests_sha256:
         problems.append(Problem(f"{base}/requests.jsonl", "re-execution sent different requests"))
     for key, recorded in (
         ("outcomes", dict(item.outcomes)),
@@ -211,6 +197,25 @@ def _compare(item: Expected, got: object) -> list[Problem]:
                 )
             )
     return problems
+
+
+def _requests_digest(got: dict[str, Any]) -> object:
+    """The digest of the requests the child sent, made here from the bytes it printed; a child from before it
+    printed them (an archive, under ``--execute-archive``) gives only its own digest."""
+    if "requests" not in got:
+        return got.get("requests_sha256")
+    printed = _encoded(got["requests"])
+    return (sha256(printed) if printed else None) if printed is not None else "(not text)"
+
+
+def _encoded(text: object) -> bytes | None:
+    """The bytes a child meant by ``text`` (undecodable bytes travel as surrogate escapes), or ``None``."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no decoder makes: the child made it up
+        return None
 
 
 def _first_difference(archived: bytes | None, fresh: object) -> str:
@@ -261,6 +266,7 @@ def main() -> int:
                 "trace": trace.decode("utf-8"),
                 "trace_sha256": sha256(trace),
                 "requests_sha256": sha256(request_lines(result.requests)) if result.requests else None,
+                "requests": request_lines(result.requests).decode("utf-8", "surrogateescape"),
                 "outcomes": dict(result.outcomes),
                 "verdict": str(result.verdict),
                 "run_status": result.run_status,
