@@ -1,10 +1,17 @@
-"""Terminal rendering with rich: the edge of the lab, fed only by plain result data."""
+"""Terminal rendering with rich: the edge of the lab, fed only by plain result data.
+
+Every summary is a table where it fits the width it is printed at (a terminal's, ``COLUMNS``, or 80 in a pipe),
+and one item per line where it does not: a table squeezed below its natural width would give a column no width,
+cut a name or split a word, and a person reading a CI log at 80 columns deserves better.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.measure import Measurement
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -18,8 +25,51 @@ from lab.scenarios.runner import ScenarioResult, Verdict
 _VERDICT_STYLE = {Verdict.PASS: "green", Verdict.FAIL: "red", Verdict.ERROR: "red"}
 
 
-def summary_table(results: Sequence[ScenarioResult]) -> Table:
+class _Fitted:
+    """A table where it fits at its natural width; otherwise the same facts one item per line."""
+
+    def __init__(self, table: Callable[[], Table], lines: Callable[[], list[RenderableType]]) -> None:
+        self._table = table
+        self._lines = lines
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[RenderableType]:
+        table = self._table()
+        natural = Measurement.get(console, options.update(max_width=100_000), table).maximum  # unsqueezed
+        if natural <= options.max_width:
+            yield table
+            return
+        title = table.title
+        if title:
+            yield Text(str(title), style="bold")
+        yield from self._lines()
+
+
+def _indented(text: str, style: str = "") -> Padding:
+    """A line indented by four columns, its continuation lines too."""
+    return Padding(Text(text, style=style), (0, 0, 0, 4))
+
+
+def _verdict_text(word: str) -> Text:
+    return Text(word, style={"PASS": "green", "FAIL": "red", "ERROR": "red"}.get(word, "yellow"))
+
+
+def summary_table(results: Sequence[ScenarioResult]) -> _Fitted:
     """One row per scenario: lesson, outcome per actor, checks passed/failed, verdict."""
+
+    def lines() -> list[RenderableType]:
+        found: list[RenderableType] = []
+        for result in results:
+            outcomes = ", ".join(f"{actor}: {outcome}" for actor, outcome in result.outcomes.items()) or "-"
+            line = Text.assemble(_verdict_text(result.verdict.value), " ", (result.name, "bold"),
+                                 f"  {result.checks_passed}/{len(result.checks)} checks  {outcomes}")
+            found.append(line)
+            found.append(_indented(("[mutant] " if result.mutant else "") + result.lesson, style="dim"))
+        return found
+
+    return _Fitted(lambda: _summary_table(results), lines)
+
+
+def _summary_table(results: Sequence[ScenarioResult]) -> Table:
     table = Table(title="Scenarios", show_lines=False, expand=False)
     table.add_column("scenario", style="bold", no_wrap=True)
     table.add_column("lesson", overflow="fold", ratio=3)
@@ -51,8 +101,23 @@ def print_failures(console: Console, results: Sequence[ScenarioResult]) -> None:
             console.print(f"  {actor} raised: {last}", markup=False, highlight=False)
 
 
-def list_table(items: Sequence[LoadedScenario | BrokenScenario]) -> Table:
+def list_table(items: Sequence[LoadedScenario | BrokenScenario]) -> _Fitted:
     """Every scenario file with its one-line lesson (or why it does not load)."""
+
+    def lines() -> list[RenderableType]:
+        found: list[RenderableType] = []
+        for item in items:
+            if isinstance(item, BrokenScenario):
+                found.append(Text.assemble((item.name, "bold"), "  ", (f"broken: {item.problem}", "red")))
+            else:
+                found.append(Text.assemble((item.name, "bold"), f"  ({item.cls.source})"))
+                found.append(_indented(("[mutant] " if item.cls.mutant else "") + item.lesson))
+        return found
+
+    return _Fitted(lambda: _list_table(items), lines)
+
+
+def _list_table(items: Sequence[LoadedScenario | BrokenScenario]) -> Table:
     table = Table(title="Scenarios", expand=False)
     table.add_column("name", style="bold", no_wrap=True)
     table.add_column("source", no_wrap=True)
@@ -66,8 +131,20 @@ def list_table(items: Sequence[LoadedScenario | BrokenScenario]) -> Table:
     return table
 
 
-def exploration_table(explorations: Sequence[ScenarioExploration]) -> Table:
+def exploration_table(explorations: Sequence[ScenarioExploration]) -> _Fitted:
     """One row per exploration: verdict, schedules run and pruned, the naive bound, distinct outcomes."""
+
+    def lines() -> list[RenderableType]:
+        return [Text.assemble(_verdict_text(found.verdict.value), " ", (found.name, "bold"),
+                              f"  {found.granularity}" + (f"  {found.variant}" if found.variant else "")
+                              + f"  {found.schedules} schedules, {found.pruned} cut short, naive "
+                              f"{naive_text(found.naive_bound)}, {found.distinct} outcomes, {found.seconds:.2f} s")
+                for found in explorations]
+
+    return _Fitted(lambda: _exploration_table(explorations), lines)
+
+
+def _exploration_table(explorations: Sequence[ScenarioExploration]) -> Table:
     table = Table(title="Exploration", expand=False)
     for column, justify in (("scenario", "left"), ("variant", "left"), ("granularity", "left"),
                             ("verdict", "left"), ("schedules", "right"), ("pruned", "right"),
@@ -136,29 +213,45 @@ def print_explanation(console: Console, found: ScenarioExploration) -> None:
         console.print(f"  allowed: {command}", markup=False, highlight=False, soft_wrap=True)
 
 
-def kill_matrix_table(matrix: KillMatrix) -> Table:
+def kill_matrix_table(matrix: KillMatrix) -> _Fitted:
     """Rows are session variants, columns are race scenarios; a cell says at which granularities it was killed."""
+
+    def lines() -> list[RenderableType]:
+        found: list[RenderableType] = []
+        for variant in matrix.variants:
+            found.append(Text(variant + (" (correct)" if variant in matrix.correct else ""), style="bold"))
+            for scenario in matrix.scenarios:
+                cell = _kill_cell(matrix, variant, scenario)
+                if cell.plain != "-":
+                    found.append(Padding(Text.assemble(f"{scenario}: ", cell), (0, 0, 0, 4)))
+        return found
+
+    return _Fitted(lambda: _kill_matrix_table(matrix), lines)
+
+
+def _kill_matrix_table(matrix: KillMatrix) -> Table:
     table = Table(title="Mutant kill matrix (killed at which granularity, or survived both)", expand=False)
     table.add_column("variant", no_wrap=True, style="bold")
     for scenario in matrix.scenarios:
-        table.add_column(scenario, overflow="fold")
+        table.add_column(scenario, no_wrap=True)
     for variant in matrix.variants:
         label = variant + (" (correct)" if variant in matrix.correct else "")
-        cells = []
-        for scenario in matrix.scenarios:
-            parts = [(g, matrix.cell(variant, scenario, g)) for g in ("probe", "line")]
-            found = [(g, c) for g, c in parts if c is not None]
-            if not found:
-                cells.append(Text("-", style="dim"))
-                continue
-            killed_at = [g for g, c in found if c.killed]
-            text = f"killed ({', '.join(killed_at)})" if killed_at else "survived"
-            text += "" if all(c.status != "incomplete" for _, c in found) else " [incomplete]"
-            killed = any(c.killed for _, c in found)
-            as_it_should = killed != (variant in matrix.correct)
-            cells.append(Text(text, style="green" if as_it_should else "red"))
-        table.add_row(label, *cells)
+        table.add_row(label, *(_kill_cell(matrix, variant, scenario) for scenario in matrix.scenarios))
     return table
+
+
+def _kill_cell(matrix: KillMatrix, variant: str, scenario: str) -> Text:
+    parts = [(g, matrix.cell(variant, scenario, g)) for g in ("probe", "line", "instruction")]
+    found = [(g, c) for g, c in parts if c is not None]
+    if not found:
+        return Text("-", style="dim")
+    killed_at = [g for g, c in found if c.killed]
+    text = f"killed ({', '.join(killed_at)})" if killed_at else "survived"
+    incomplete = [g for g, c in found if c.status == "incomplete"]
+    text += f"; incomplete ({', '.join(incomplete)})" if incomplete else ""
+    killed = any(c.killed for _, c in found)
+    as_it_should = killed != (variant in matrix.correct)
+    return Text(text, style="green" if as_it_should else "red")
 
 
 def replay_table(result: ScenarioResult, actors: Sequence[str]) -> Table:
