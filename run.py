@@ -30,6 +30,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 from lab.engine.explorer import DEFAULT_MAX_SCHEDULES, Exploration
 from lab.errors import LabError, ScenarioError, UsageError
+from lab.evidence.isolation import Job, run_files
 from lab.evidence.writer import WriteError, create_evidence_folder, write_evidence
 from lab.render import (
     exploration_table,
@@ -43,9 +44,9 @@ from lab.render import (
 )
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario, replay_scenario
 from lab.scenarios.kill_matrix import KillMatrix, build_kill_matrix, race_scenario
-from lab.scenarios.loader import BrokenScenario, LoadedScenario, load_all
+from lab.scenarios.loader import BrokenScenario, LoadedScenario, discover, load_all
 from lab.scenarios.pinning import describe_pin, is_pinned, save_counterexample
-from lab.scenarios.runner import ScenarioResult, run_scenario
+from lab.scenarios.runner import ScenarioResult
 from lab.scenarios.template import check_new_name, write_template
 
 ROOT = Path(__file__).resolve().parent
@@ -199,21 +200,27 @@ def _fill_defaults(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace, command: list[str], console: Console) -> int:
-    every = load_all(SCENARIOS)
-    args.all_races = {item.name for item in every if isinstance(item, LoadedScenario) and race_scenario(item)}
-    items = _select(every, args.scenario)
-    loaded = [item for item in items if isinstance(item, LoadedScenario)]
-    to_explore = _to_explore(loaded, args) if args.explore else []
+    """Run each selected scenario file in a worker process of its own (:mod:`lab.evidence.isolation`), explore if
+    asked, and write the evidence. Only exploration, which runs in this process, imports scenario files here: a
+    plain run never does, so nothing one file does at import reaches the others or the evidence writer."""
+    paths = _select_paths(discover(SCENARIOS), args.scenario)
+    loaded: list[LoadedScenario] = []
+    to_explore: list[LoadedScenario] = []
+    if args.explore:
+        every = load_all(SCENARIOS)
+        args.all_races = {item.name for item in every if isinstance(item, LoadedScenario) and race_scenario(item)}
+        loaded = [item for item in _select(every, args.scenario) if isinstance(item, LoadedScenario)]
+        to_explore = _to_explore(loaded, args)
     started = datetime.now(UTC)
     folder = args.created = create_evidence_folder(args.out, started=started)
     results: list[ScenarioResult] = []
     broken: list[BrokenScenario] = []
-    for item in items:
-        if isinstance(item, BrokenScenario):
-            broken.append(item)
-            console.print(f"[red]broken scenario[/] {escape(str(item))}", highlight=False)
+    for outcome in run_files([Job(path, args.watchdog) for path in paths]):
+        if isinstance(outcome, BrokenScenario):
+            broken.append(outcome)
+            console.print(f"[red]broken scenario[/] {escape(str(outcome))}", highlight=False)
         else:
-            results.append(run_scenario(item, watchdog_seconds=args.watchdog))
+            results.append(outcome)
     console.print(summary_table(results))
     print_failures(console, results)
     explorations: list[ScenarioExploration] = []
@@ -457,6 +464,17 @@ def _shown(path: Path) -> str:
         return str(path.relative_to(ROOT))
     except ValueError:
         return str(path)
+
+
+def _select_paths(paths: list[Path], names: list[str]) -> list[Path]:
+    """The scenario files named (by stem, in the order given, once each), or all of them."""
+    if not names:
+        return paths
+    known = {path.stem: path for path in paths}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise UsageError(f"unknown scenario {unknown[0]!r}; see python run.py --list")
+    return [known[name] for name in dict.fromkeys(names)]
 
 
 def _select(items: list[LoadedScenario | BrokenScenario], names: list[str]) -> list[LoadedScenario | BrokenScenario]:

@@ -104,7 +104,7 @@ class TestInterrupted:
         def interrupted(*args: Any, **kwargs: Any) -> Any:
             raise KeyboardInterrupt
 
-        monkeypatch.setattr(run, "run_scenario", interrupted)
+        monkeypatch.setattr(run, "run_files", interrupted)
         folder = tmp_path / "ev"
         assert _run(["--out", str(folder), "--scenario", SCENARIO]) == 130
         _one_line(capsys.readouterr().err, f"run.py: interrupted; {folder} is left unfinished")

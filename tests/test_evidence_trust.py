@@ -337,7 +337,7 @@ class TestTheTrustModelTable:
             for ref in refs:
                 parts = ref.split("::")
                 if parts[0]:
-                    file, parts = parts[0], parts[1:]
+                    file, klass, parts = parts[0], "", parts[1:]
                 else:
                     parts = parts[1:]
                 if parts[0].startswith("Test"):
@@ -350,6 +350,6 @@ class TestTheTrustModelTable:
                         if isinstance(node, ast.ClassDef)
                         for item in node.body
                         if isinstance(item, ast.FunctionDef)
-                    } | {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
-                name = f"{klass}::{parts[0]}" if parts else klass
+                    } | {node.name for node in tree.body if isinstance(node, ast.ClassDef | ast.FunctionDef)}
+                name = klass if not parts else f"{klass}::{parts[0]}" if klass else parts[0]
                 assert name in defined[file], f"{file}::{name} (in the trust-model table) is not a test"

@@ -236,31 +236,34 @@ def _show(value: object) -> str:
 def main() -> int:
     """The child's side: read the request on stdin, run each scenario, print the JSON report on stdout.
 
-    Scenario code that prints is sent to stderr, so stdout carries only the report.
+    Scenario code that prints is sent to stderr, so stdout carries only the report. Each scenario runs in a worker
+    process of its own, as ``run.py`` ran it (:mod:`lab.evidence.isolation`), so what one does cannot change
+    another's re-execution, and a scenario its worker could not report on is the same ERROR again.
     """
     import lab
     from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS
     from lab.engine.trace import encode_trace
-    from lab.scenarios.loader import BrokenScenario, load
-    from lab.scenarios.runner import run_scenario
+    from lab.evidence.isolation import Job, run_files
+    from lab.scenarios.loader import BrokenScenario
 
     request = json.loads(sys.stdin.read())
     home = Path(lab.__file__).resolve().parent
     results: dict[str, Any] = {}
     explored: dict[str, Any] = {}
     with contextlib.redirect_stdout(sys.stderr):
+        jobs: list[tuple[str, Job]] = []
         for item in request["scenarios"]:
             name = item["name"]
             if not is_name(name):
                 results[str(name)] = {"broken": "not a scenario name"}
                 continue
-            loaded = load(home.parent / "scenarios" / f"{name}.py")
-            if isinstance(loaded, BrokenScenario):
-                results[name] = {"broken": loaded.problem}
-                continue
             watchdog = item.get("watchdog_seconds") or DEFAULT_WATCHDOG_SECONDS
             options = {key: item[key] for key in ("variant", "granularity") if item.get(key) not in {None, "", "probe"}}
-            result = run_scenario(loaded, watchdog_seconds=watchdog, **options)
+            jobs.append((name, Job(home.parent / "scenarios" / f"{name}.py", watchdog, **options)))
+        for (name, _), result in zip(jobs, run_files([job for _, job in jobs]), strict=True):
+            if isinstance(result, BrokenScenario):
+                results[name] = {"broken": result.problem}
+                continue
             trace = encode_trace(result.trace)
             results[name] = {
                 "trace": trace.decode("utf-8"),
