@@ -5,6 +5,7 @@
     python audit.py DIR --no-rerun        the same, without re-execution
     python audit.py DIR --execute-archive re-execute the archived code itself, contained (docs/evidence.md)
     python audit.py DIR --accept-drift    the lab's machinery may differ from this checkout (recorded in the report)
+    python audit.py DIR --allowed-signers FILE  require SHA256SUMS.sig to verify (ssh-keygen -Y verify)
     python audit.py DIR --json            print the report as JSON
     python audit.py DIR --checkout PATH   compare with (and run) the trusted tree PATH instead of this checkout
 
@@ -70,6 +71,12 @@ def _parser() -> argparse.ArgumentParser:
         "are identical (default: this checkout)",
     )
     parser.add_argument(
+        "--allowed-signers",
+        type=Path,
+        metavar="FILE",
+        help="an OpenSSH allowed-signers file: SHA256SUMS.sig must verify against it (ssh-keygen -Y verify)",
+    )
+    parser.add_argument(
         "--timeout",
         type=float,
         default=None,
@@ -96,6 +103,7 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> in
             timeout=args.timeout,
             execute_archive=args.execute_archive,
             accept_drift=args.accept_drift,
+            allowed_signers=_allowed_signers(args.allowed_signers),
         )
     except LabError as error:
         if as_json:
@@ -111,6 +119,12 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> in
     else:
         _render(console, report)
     return 0 if report.ok else 1
+
+
+def _allowed_signers(path: Path | None) -> Path | None:
+    if path is not None and not path.is_file():
+        raise UsageError(f"--allowed-signers {path}: not a file")
+    return path
 
 
 def _check_timeout(timeout: float | None) -> None:
@@ -141,6 +155,8 @@ def _render(console: Console, report: AuditReport) -> None:
     line("  re-execution  ", (str(report.rerun.status), style), f": {report.rerun.note}")
     if report.drift is not None:
         line(f"  drift         {_drift_text(report)}")
+    if report.signature:
+        line(f"  signature     {report.signature}")
     for problem in report.problems:
         line(("  PROBLEM ", "red"), str(problem))
     if not report.ok:

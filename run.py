@@ -11,7 +11,8 @@ A flag that the chosen action would ignore (``--variant`` on a plain run, ``--sc
 usage error rather than a silent no-op.
 
 Exit codes: 0 every check passed; 1 a check failed, a scenario errored, an exploration failed or was incomplete,
-a replay diverged, or a counterexample could not be saved (the evidence is still written); 2 a usage error, with
+a replay diverged, a counterexample could not be saved, or --sign could not sign (the evidence is still written);
+2 a usage error, with
 nothing written; 3 the evidence could not be written (a full disk): one line, the folder left unfinished;
 130 interrupted (Ctrl-C): one line, the folder (if it was made) left unfinished.
 """
@@ -31,6 +32,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from lab.engine.explorer import DEFAULT_MAX_SCHEDULES, Exploration
 from lab.errors import LabError, ScenarioError, UsageError
 from lab.evidence.isolation import Job, run_files
+from lab.evidence.signing import SigningError, check_signing_key
 from lab.evidence.writer import WriteError, create_evidence_folder, write_evidence
 from lab.render import (
     exploration_table,
@@ -92,6 +94,12 @@ def _parser() -> argparse.ArgumentParser:
         "--preemptions", type=int, metavar="K", help="with --explore: explore only schedules with at most K preemptions"
     )
     parser.add_argument(
+        "--sign",
+        type=Path,
+        metavar="KEYFILE",
+        help="with --out: sign SHA256SUMS with this OpenSSH private key (ssh-keygen -Y sign), as SHA256SUMS.sig",
+    )
+    parser.add_argument(
         "--max-schedules",
         type=int,
         metavar="N",
@@ -136,6 +144,9 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> in
         if args.replay:
             return _replay(args.replay, args.granularity, args.variant, args.watchdog, console)
         return _run(args, ["run.py", *args_list], console)
+    except SigningError as error:
+        print(f"run.py: --sign: {error}; the evidence is written and verifiable, but not signed", file=sys.stderr)
+        return 1
     except WriteError as error:
         print(f"run.py: {error}; the folder is left unfinished (no SHA256SUMS), and audit.py says so", file=sys.stderr)
         return 3
@@ -159,6 +170,10 @@ def _check_combinations(args: argparse.Namespace) -> None:
     low, high = WATCHDOG_RANGE
     if args.watchdog is not None and not (math.isfinite(args.watchdog) and low <= args.watchdog <= high):
         raise UsageError(f"--watchdog needs a number of seconds from {low:g} to {high:g}, not {args.watchdog:g}")
+    if args.sign is not None:
+        if not args.out:
+            raise UsageError("--sign goes with --out")
+        check_signing_key(args.sign)
     if args.save_scenario and not args.explore:
         raise UsageError("--save-scenario goes with --explore")
     if args.explore and not args.out:
@@ -246,11 +261,12 @@ def _run(args: argparse.Namespace, command: list[str], console: Console) -> int:
         explorations=explorations,
         kill_matrix=matrix,
         explore_settings=settings,
+        sign_with=args.sign,
     )
     ok = not broken and all(result.passed for result in results) and _explored_ok(explorations, results, matrix)
     console.print(
         f"evidence written to {args.out} ({'all checks passed' if ok else 'SOME CHECKS FAILED'}; "
-        f"self-audit {'ok' if audit.ok else 'FOUND PROBLEMS'})",
+        f"self-audit {'ok' if audit.ok else 'FOUND PROBLEMS'}{'; signed: SHA256SUMS.sig' if args.sign else ''})",
         markup=False,
         highlight=False,
     )

@@ -35,7 +35,7 @@ from lab.evidence.archive import PREFIX, check_sources
 from lab.evidence.child import Code
 from lab.evidence.consistency import Evidence, ScenarioEvidence, check_consistency
 from lab.evidence.findings import AuditReport, Drift, Problem, Rerun, RerunStatus
-from lab.evidence.integrity import check_integrity
+from lab.evidence.integrity import SUMS_CAP, check_integrity
 from lab.evidence.loading import JSON_CAP
 from lab.evidence.manifest import SUMS
 from lab.evidence.records import STARTED, sha256
@@ -43,6 +43,7 @@ from lab.evidence.reexplore import ExpectedExploration
 from lab.evidence.rerun import ARCHIVE, CHECKOUT, Expected
 from lab.evidence.rerun import rerun as reexecute
 from lab.evidence.safefs import FolderReader, Unreadable, printable
+from lab.evidence.signing import SIGNATURE, SIGNATURE_CAP, verify
 
 AUDITING_CHECKOUT = Path(lab.__file__).resolve().parent.parent
 """The tree holding the ``lab`` package that is auditing: the default checkout to compare with and to run."""
@@ -59,6 +60,7 @@ def audit(
     manifest: Mapping[str, str] | None = None,
     execute_archive: bool = False,
     accept_drift: bool = False,
+    allowed_signers: Path | None = None,
 ) -> AuditReport:
     """Verify ``folder`` and return the report; raise :class:`EvidenceError` if it is not an evidence folder.
 
@@ -68,6 +70,7 @@ def audit(
     ``manifest``: the digests the writer recorded, for its self-audit before ``SHA256SUMS`` exists.
     ``execute_archive``: re-execute the archived code itself, contained (see :mod:`lab.evidence.child`).
     ``accept_drift``: drift of the lab's machinery is reported and recorded as accepted, not a problem.
+    ``allowed_signers``: an OpenSSH allowed-signers file; ``SHA256SUMS.sig`` must then verify against it.
     """
     folder = Path(folder)
     _require_evidence_folder(folder)
@@ -88,6 +91,7 @@ def audit(
             verified = check_integrity(reader, listing, manifest, problems)
             evidence = check_consistency(reader, listing, problems, self_audit=manifest is not None)
             archived = check_sources(reader, listing, problems)
+            signature = _check_signature(reader, listing, problems, allowed_signers) if manifest is None else ""
             unsafe = _unsafe(problems) if archived is not None else ["sources.json"]
             if rerun and execute_archive and not unsafe:
                 payload = _verified_copy(reader, archived or {}, problems)
@@ -128,6 +132,7 @@ def audit(
         explorations=len(evidence.exploration.records) + len(evidence.exploration.unusable),
         run_status=run_status if isinstance(run_status, str) else None,
         accepted_drift=accepted,
+        signature=signature,
     )
 
 
@@ -169,6 +174,35 @@ def _require_evidence_folder(folder: Path) -> None:
         raise EvidenceError(
             f"{folder} has neither {STARTED}, run.json nor {SUMS}: not an evidence folder (run.py writes all three)"
         )
+
+
+def _check_signature(
+    reader: FolderReader, listing: Mapping[str, str], problems: list[Problem], allowed: Path | None
+) -> str:
+    """What the report says of ``SHA256SUMS.sig``: who signed (verified), or that it was not checked; a signature
+    that does not verify, or is missing when ``allowed`` is given, is a problem."""
+    if SIGNATURE not in listing:
+        if allowed is not None:
+            problems.append(
+                Problem(
+                    SIGNATURE,
+                    f"missing: the folder is not signed, and --allowed-signers {allowed} asks for a signature",
+                )
+            )
+        return ""
+    if allowed is None:
+        return "present, not verified (give --allowed-signers FILE to verify it)"
+    try:
+        sums = reader.read(SUMS, SUMS_CAP)
+        signature = reader.read(SIGNATURE, SIGNATURE_CAP)
+    except Unreadable as error:
+        problems.append(Problem(SIGNATURE, str(error)))
+        return ""
+    principal, reason = verify(sums, signature, allowed)
+    if reason:
+        problems.append(Problem(SIGNATURE, reason))
+        return ""
+    return f"SHA256SUMS signed by {principal} (verified with ssh-keygen -Y verify against {allowed})"
 
 
 def _unsafe(problems: list[Problem]) -> list[str]:

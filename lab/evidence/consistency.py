@@ -21,11 +21,12 @@ from lab.evidence.manifest import SUMS
 from lab.evidence.records import FORMAT, STARTED, sha256
 from lab.evidence.safefs import FolderReader, printable
 from lab.evidence.schema import AUDIT_FIELDS, RESULT_FIELDS, RUN_FIELDS, STARTED_FIELDS, is_name
+from lab.evidence.signing import SIGNATURE
 from lab.evidence.traces import check_against_trace, parse_trace
 
 TOP_FILES = ("run.json", "sources.json", "report.md", "audit.json", SUMS)
-OPTIONAL_FILES = (STARTED,)
-"""Top-level files a folder may lack: folders written before ``started.json`` existed do not have it."""
+OPTIONAL_FILES = (STARTED, SIGNATURE)
+"""Top-level files a folder may lack: folders written before ``started.json`` existed, and unsigned ones."""
 SCENARIO_FILES = ("result.json", "trace.jsonl", "requests.jsonl")
 
 

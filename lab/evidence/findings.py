@@ -127,6 +127,8 @@ class AuditReport:
     explorations: int = 0
     accepted_drift: tuple[str, ...] = ()
     """Machinery files that differ from the checkout, accepted with ``--accept-drift`` (else each is a problem)."""
+    signature: str = ""
+    """What was found of ``SHA256SUMS.sig``: who signed it (verified), "present, not verified", or "" (none)."""
     run_status: str | None = None
     """``run.json``'s own status (PASS or FAIL) when it could be read: a folder can verify completely and be
     faithful evidence of a run that failed."""
@@ -152,5 +154,6 @@ class AuditReport:
             "explorations": self.explorations,
             "accepted_drift": list(self.accepted_drift),
             "run_status": self.run_status,
+            "signature": self.signature,
             "unfinished": self.unfinished,
         }

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from lab.evidence.findings import Problem
 from lab.evidence.manifest import SUMS, parse_sums
 from lab.evidence.safefs import MIB, FolderReader, Unreadable, printable
+from lab.evidence.signing import SIGNATURE
 
 SUMS_CAP = 16 * MIB
 AUDIT = "audit.json"
@@ -25,7 +26,7 @@ def check_integrity(
         loaded = _read_sums(reader, listing, problems)
         if loaded is None:
             return 0
-        manifest, label, later = loaded, SUMS, {SUMS}
+        manifest, label, later = loaded, SUMS, {SUMS, SIGNATURE}
     else:
         label, later = "the writer's record", {SUMS, AUDIT}  # both are written after the self-audit
     verified = 0

@@ -28,6 +28,7 @@ from lab.evidence.manifest import SUMS, format_sums
 from lab.evidence.provenance import git_state
 from lab.evidence.records import STARTED, dump_json, request_lines, result_record, run_record, sha256, started_record
 from lab.evidence.report import render_report
+from lab.evidence.signing import SIGNATURE, sign
 from lab.scenarios.exploring import ScenarioExploration
 from lab.scenarios.kill_matrix import KillMatrix
 from lab.scenarios.loader import BrokenScenario
@@ -81,6 +82,7 @@ def write_evidence(
     explorations: Sequence[ScenarioExploration] = (),
     kill_matrix: KillMatrix | None = None,
     explore_settings: Mapping[str, Any] | None = None,
+    sign_with: Path | None = None,
 ) -> AuditReport:
     """Write the whole evidence folder into the empty ``folder``, audit it (re-executing it), and return the audit.
 
@@ -90,7 +92,8 @@ def write_evidence(
     ``explorations``, ``kill_matrix`` and ``explore_settings`` (``{"granularities", "preemption_bound",
     "max_schedules"}``, ``None`` when the run did not explore) add ``explore/`` and the summary in ``run.json``;
     each exploration must be of a scenario in ``results``. Anything that cannot be recorded raises ``ValueError``
-    before a file is written.
+    before a file is written. ``sign_with``: a private key file; ``SHA256SUMS.sig`` is then written last
+    (:mod:`lab.evidence.signing`), or :class:`~lab.evidence.signing.SigningError` raised.
     """
     _check_names(results)
     explored = plan_exploration(results, explorations, kill_matrix, explore_settings)
@@ -128,7 +131,10 @@ def write_evidence(
     out.write("report.md", text.encode("utf-8"))
     verified = audit(folder, rerun=True, checkout=root, manifest=dict(out.digests))
     out.write("audit.json", dump_json(verified.to_json()))
-    out.write(SUMS, format_sums(out.digests), record=False)
+    sums = format_sums(out.digests)
+    out.write(SUMS, sums, record=False)
+    if sign_with is not None:  # the folder is complete: a failure here leaves it verifiable, only unsigned
+        out.write(SIGNATURE, sign(sums, sign_with), record=False)
     return verified
 
 
