@@ -24,7 +24,7 @@ from rich.console import Console
 from lab.evidence import audit, child
 from lab.evidence.child import Code, Finished, run_child
 from lab.evidence.rerun import Expected, _compare
-from tests.evidence_checkout import frozen_checkout
+from tests.evidence_checkout import FROZEN, frozen_checkout
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -353,3 +353,60 @@ class TestTheTrustModelTable:
                     } | {node.name for node in tree.body if isinstance(node, ast.ClassDef | ast.FunctionDef)}
                 name = klass if not parts else f"{klass}::{parts[0]}" if klass else parts[0]
                 assert name in defined[file], f"{file}::{name} (in the trust-model table) is not a test"
+
+
+class TestTheAuditorRederives:
+    def test_an_edited_report_is_caught(self, ev: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """report.md decides nothing, so nothing else checks it: the audit renders it again and compares bytes."""
+        report = ev / "report.md"
+        report.write_text(report.read_text().replace("| checks |", "| checks (all fine) |", 1))
+        _resum(ev)
+        code, found = _report(str(ev), "--no-rerun", capsys=capsys)
+        assert code == 1
+        assert [(p["file"], p["reason"].split(" (")[0]) for p in found["problems"]] == [
+            ("report.md", "differs from the report the audit's code makes of these records")
+        ]
+
+    def test_a_failing_scenario_deleted_from_a_full_run_is_caught(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Drop the failing scenario and make run.json add up without it: the command ran every scenario file the
+        archive holds, so the list must name them all."""
+        import lab.evidence.writer as writer
+
+        root = tmp_path / "checkout"
+        shutil.copytree(FROZEN / "lab", root / "lab")
+        (root / "scenarios").mkdir()
+        for name, expect in (("fails", "COMMITTED"), ("passes", "DONE")):
+            (root / "scenarios" / f"{name}.py").write_text(
+                f'"""A scenario that {name}."""\n\nfrom lab import Scenario\n\n\nclass It(Scenario):\n'
+                f'    source = "tests"\n    actors = ("a",)\n    expect = {{"a": "{expect}"}}\n\n'
+                "    def a(self) -> object:\n        return 'DONE'\n",
+                encoding="utf-8",
+            )
+        monkeypatch.setattr(run, "ROOT", root)
+        monkeypatch.setattr(run, "SCENARIOS", root / "scenarios")
+        real = writer.audit
+        monkeypatch.setattr(writer, "audit", lambda path, **options: real(path, **{**options, "rerun": False}))
+        folder = tmp_path / "ev"
+        assert run.main(["--out", str(folder)], console=Console(file=io.StringIO())) == 1
+        shutil.rmtree(folder / "scenarios" / "fails")
+        record = json.loads((folder / "run.json").read_text())
+        passes = json.loads((folder / "scenarios" / "passes" / "result.json").read_text())
+        record.update(scenarios=["passes"], scenario_count=1, status="PASS", transport_calls=0,
+                      checks={"passed": len(passes["checks"]), "failed": 0},
+                      verdicts={"PASS": 1, "FAIL": 0, "ERROR": 0})  # fmt: skip
+        (folder / "run.json").write_text(json.dumps(record, sort_keys=True, indent=2) + "\n")
+        _resum(folder)
+        reasons = [str(p) for p in audit(folder, checkout=root, rerun=False).problems]
+        assert f"run.json: its command (run.py --out {folder}) runs fails, passes, but scenarios and broken name " \
+               "passes" in reasons  # fmt: skip
+
+
+def _resum(folder: Path) -> None:
+    sums = [
+        f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(folder).as_posix()}\n"
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != "SHA256SUMS"
+    ]
+    (folder / "SHA256SUMS").write_text("".join(sums))

@@ -39,6 +39,7 @@ from lab.evidence.integrity import SUMS_CAP, check_integrity
 from lab.evidence.loading import JSON_CAP
 from lab.evidence.manifest import SUMS
 from lab.evidence.records import STARTED, sha256
+from lab.evidence.rederive import check_report, check_selection
 from lab.evidence.reexplore import ExpectedExploration
 from lab.evidence.rerun import ARCHIVE, CHECKOUT, Expected
 from lab.evidence.rerun import rerun as reexecute
@@ -100,6 +101,9 @@ def audit(
         raise EvidenceError(f"{folder} cannot be read: {error.strerror}") from None
     drift = source_files.drift(archived, checkout) if archived is not None else None
     accepted = _judge_drift(drift, problems, accept=accept_drift)
+    check_selection(evidence.run, archived, problems)
+    if drift is not None and not drift.machinery:  # the same renderer made it: it must make the same bytes
+        check_report(evidence, problems)
     summary = _rerun(
         evidence,
         problems,

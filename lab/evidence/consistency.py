@@ -47,6 +47,8 @@ class Evidence:
     run: Mapping[str, Any] | None
     scenarios: tuple[ScenarioEvidence, ...]
     exploration: ExplorationEvidence
+    report: bytes | None = None
+    """``report.md``, when it could be read as UTF-8 (:mod:`lab.evidence.rederive` renders it again)."""
 
 
 def check_consistency(
@@ -71,9 +73,8 @@ def check_consistency(
         _check_started(reader, listing, problems)
     if not self_audit:
         _check_audit(reader, listing, problems)
-    if "report.md" in listing:
-        _read(reader, "report.md", LINES_CAP, problems, text=True)
-    return Evidence(run, scenarios, explored)
+    report = _read(reader, "report.md", LINES_CAP, problems, text=True) if "report.md" in listing else None
+    return Evidence(run, scenarios, explored, report)
 
 
 def _check_layout(listing: Mapping[str, str], problems: list[Problem], *, self_audit: bool) -> None:
