@@ -367,6 +367,19 @@ class TestTheAuditorRederives:
             ("report.md", "differs from the report the audit's code makes of these records")
         ]
 
+    def test_run_facts_the_archive_answers_for(self, ev: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """lab_version must be the archived lab's own; network_requests must be 0 (scripted transports only)."""
+        record = json.loads((ev / "run.json").read_text())
+        record.update(lab_version="9.9.9", network_requests=3)
+        (ev / "run.json").write_text(json.dumps(record, sort_keys=True, indent=2) + "\n")
+        _resum(ev)
+        code, found = _report(str(ev), "--no-rerun", capsys=capsys)
+        assert code == 1
+        assert [p["reason"] for p in found["problems"] if p["file"] == "run.json"] == [
+            "network_requests is 3, but the runner sends none (its transports are scripted)",
+            "lab_version is '9.9.9', but the archived lab/__init__.py says '0.1.0'",
+        ]
+
     def test_a_failing_scenario_deleted_from_a_full_run_is_caught(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:

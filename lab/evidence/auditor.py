@@ -39,7 +39,7 @@ from lab.evidence.integrity import SUMS_CAP, check_integrity
 from lab.evidence.loading import JSON_CAP
 from lab.evidence.manifest import SUMS
 from lab.evidence.records import STARTED, sha256
-from lab.evidence.rederive import check_report, check_selection
+from lab.evidence.rederive import check_facts, check_report, check_selection
 from lab.evidence.reexplore import ExpectedExploration
 from lab.evidence.rerun import ARCHIVE, CHECKOUT, Expected
 from lab.evidence.rerun import rerun as reexecute
@@ -92,6 +92,7 @@ def audit(
             verified = check_integrity(reader, listing, manifest, problems)
             evidence = check_consistency(reader, listing, problems, self_audit=manifest is not None)
             archived = check_sources(reader, listing, problems)
+            check_facts(evidence.run, _archived_package(reader, archived), problems)
             signature = _check_signature(reader, listing, problems, allowed_signers) if manifest is None else ""
             unsafe = _unsafe(problems) if archived is not None else ["sources.json"]
             if rerun and execute_archive and not unsafe:
@@ -207,6 +208,16 @@ def _check_signature(
         problems.append(Problem(SIGNATURE, reason))
         return ""
     return f"SHA256SUMS signed by {principal} (verified with ssh-keygen -Y verify against {allowed})"
+
+
+def _archived_package(reader: FolderReader, archived: Mapping[str, str] | None) -> bytes | None:
+    """The archived ``lab/__init__.py``, when the archive verified and holds it."""
+    if archived is None or "lab/__init__.py" not in archived:
+        return None
+    try:
+        return reader.read(PREFIX + "lab/__init__.py", JSON_CAP)
+    except Unreadable:
+        return None
 
 
 def _unsafe(problems: list[Problem]) -> list[str]:

@@ -11,6 +11,7 @@ holds, or the ``--scenario`` ones), so the list, with the broken files, must be 
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,47 @@ def check_selection(run: Mapping[str, Any] | None, archived: Mapping[str, str] |
                 f"{', '.join(printable(n) for n in [*run['scenarios'], *broken])}",
             )
         )
+
+
+def check_facts(run: Mapping[str, Any] | None, package: bytes | None, problems: list[Problem]) -> None:
+    """Fields of ``run.json`` the archive can answer for: ``lab_version`` is the ``__version__`` the archived
+    ``lab/__init__.py`` (``package``) assigns, read without running it; ``network_requests`` is 0, since the runner
+    only ever uses scripted transports."""
+    if run is None:
+        return
+    if run["network_requests"] != 0:
+        problems.append(
+            Problem(
+                "run.json",
+                f"network_requests is {run['network_requests']}, but the runner sends "
+                "none (its transports are scripted)",
+            )
+        )
+    version = _assigned_version(package) if package is not None else None
+    if version is not None and run["lab_version"] != version:
+        problems.append(
+            Problem(
+                "run.json",
+                f"lab_version is {printable(run['lab_version'])!r}, but the archived "
+                f"lab/__init__.py says {printable(version)!r}",
+            )
+        )
+
+
+def _assigned_version(source: bytes) -> str | None:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and [getattr(t, "id", None) for t in node.targets] == ["__version__"]
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            return node.value.value
+    return None
 
 
 def _named(command: Sequence[str]) -> list[str]:
