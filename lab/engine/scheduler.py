@@ -16,6 +16,7 @@ import _thread
 import atexit
 import contextlib
 import ctypes
+import os
 import sys
 import threading
 import time
@@ -676,8 +677,15 @@ class _Pool:
             worker.thread.join(1.0)
 
 
+    def forget_after_fork(self) -> None:
+        """In a forked child: the parent's idle threads were not copied, so none of them can be handed work."""
+        self._idle = []
+        self._lock = _thread.allocate_lock()
+
+
 _POOL = _Pool()
 atexit.register(_POOL.shutdown)
+os.register_at_fork(after_in_child=_POOL.forget_after_fork)
 
 
 def _release(baton: threading.Lock) -> None:
