@@ -1,0 +1,191 @@
+"""Write a new evidence folder: traces, results, the sources that ran, a report, a self-audit, and SHA256SUMS.
+
+The folder is created exclusively and every file in it with ``open(..., "xb")``, so a run never overwrites
+anything, and two runs racing for one name cannot both get it. ``SHA256SUMS`` is written last: a folder without it
+is a run that did not finish, and the auditor says so; ``started.json``, written the moment the folder is made,
+tells the auditor the folder is one even when the run was interrupted before anything else was written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from lab import __version__
+from lab.engine.trace import encode_trace
+from lab.errors import EvidenceError, UsageError
+from lab.evidence import sources as source_files
+from lab.evidence.auditor import audit
+from lab.evidence.exploration import KILL_MATRIX, plan_exploration
+from lab.evidence.explore_report import exploration_section
+from lab.evidence.findings import AuditReport
+from lab.evidence.loading import JSON_CAP
+from lab.evidence.manifest import SUMS, format_sums
+from lab.evidence.provenance import git_state
+from lab.evidence.records import STARTED, dump_json, request_lines, result_record, run_record, sha256, started_record
+from lab.evidence.report import render_report
+from lab.evidence.signing import SIGNATURE, sign
+from lab.scenarios.exploring import ScenarioExploration
+from lab.scenarios.kill_matrix import KillMatrix
+from lab.scenarios.loader import BrokenScenario
+from lab.scenarios.runner import ScenarioResult
+
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+class WriteError(EvidenceError):
+    """Raised when the evidence cannot be written (a full disk, a file that appeared in the folder during the run,
+    a permission): ``str()`` is one line naming the file; the folder is left without ``SHA256SUMS``, so every
+    audit calls it a run that did not finish."""
+
+
+def create_evidence_folder(path: Path, *, started: datetime | None = None) -> Path:
+    """Create ``path`` as a new folder holding only ``started.json``, or raise :class:`UsageError` and touch nothing.
+
+    The folder must not exist, not even empty (evidence is never mixed with an older run), and its parent must
+    already exist: the lab never creates folders the user did not name. ``os.mkdir`` is the only check that
+    cannot race, so it decides; the checks before it only make the messages clear. ``started.json`` (the format
+    and ``started``) is written at once, so a run interrupted before it wrote anything else still leaves a folder
+    the auditor recognises as an unfinished run, not as some unrelated folder.
+    """
+    path = Path(path)
+    if os.path.lexists(path):
+        raise UsageError(f"{path} already exists; evidence always goes into a new folder, so name one that does not")
+    parent = path.absolute().parent
+    if not parent.is_dir():
+        raise UsageError(
+            f"{parent} is not an existing folder; create it first, or choose --out inside an existing folder"
+        )
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        raise UsageError(f"{path} was created by someone else just now; choose another name") from None
+    except OSError as error:
+        raise UsageError(f"cannot create {path}: {error.strerror}") from None
+    _Files(path).write(STARTED, dump_json(started_record(started or datetime.now(UTC))))
+    return path
+
+
+def write_evidence(
+    folder: Path,
+    results: Sequence[ScenarioResult],
+    broken: Sequence[BrokenScenario],
+    *,
+    root: Path,
+    command: Sequence[str],
+    started: datetime,
+    ended: datetime,
+    explorations: Sequence[ScenarioExploration] = (),
+    kill_matrix: KillMatrix | None = None,
+    explore_settings: Mapping[str, Any] | None = None,
+    sign_with: Path | None = None,
+) -> AuditReport:
+    """Write the whole evidence folder into the empty ``folder``, audit it (re-executing it), and return the audit.
+
+    The self-audit runs before ``audit.json`` and ``SHA256SUMS`` exist, so it checks the files against the
+    digests recorded while writing them; ``SHA256SUMS`` then covers every file, ``audit.json`` included.
+
+    ``explorations``, ``kill_matrix`` and ``explore_settings`` (``{"granularities", "preemption_bound",
+    "max_schedules"}``, ``None`` when the run did not explore) add ``explore/`` and the summary in ``run.json``;
+    each exploration must be of a scenario in ``results``. Anything that cannot be recorded raises ``ValueError``
+    before a file is written. ``sign_with``: a private key file; ``SHA256SUMS.sig`` is then written last
+    (:mod:`lab.evidence.signing`), or :class:`~lab.evidence.signing.SigningError` raised.
+    """
+    _check_names(results)
+    explored = plan_exploration(results, explorations, kill_matrix, explore_settings)
+    git = git_state(root, exclude=folder)
+    out = _Files(folder)
+    out.adopt(STARTED, lambda: dump_json(started_record(started)))
+    archived = source_files.collect(root)
+    for file in archived:
+        out.write(f"sources/{file.path}", file.data)
+    out.write("sources.json", dump_json(source_files.document(archived)))
+    for result in results:
+        trace, requests = encode_trace(result.trace), request_lines(result.requests)
+        out.write(f"scenarios/{result.name}/trace.jsonl", trace)
+        if result.requests:
+            out.write(f"scenarios/{result.name}/requests.jsonl", requests)
+        out.write(f"scenarios/{result.name}/result.json", dump_json(result_record(result, trace, requests, root=root)))
+    for rel, record in explored.records:
+        out.write(rel, dump_json(record))
+    if explored.kill_matrix is not None:
+        out.write(KILL_MATRIX, dump_json(explored.kill_matrix))
+    run = run_record(
+        results,
+        broken,
+        version=__version__,
+        command=command,
+        started=started,
+        ended=ended,
+        git=git,
+        exploration=explored.summary,
+    )
+    out.write("run.json", dump_json(run))
+    settings = explored.summary["settings"] if explored.summary is not None else None
+    section = exploration_section(settings, explored.records, explored.kill_matrix)
+    text = render_report(run, results, broken) + ("\n" + "\n".join(section) + "\n" if section else "")
+    out.write("report.md", text.encode("utf-8"))
+    verified = audit(folder, rerun=True, checkout=root, manifest=dict(out.digests))
+    out.write("audit.json", dump_json(verified.to_json()))
+    sums = format_sums(out.digests)
+    out.write(SUMS, sums, record=False)
+    if sign_with is not None:  # the folder is complete: a failure here leaves it verifiable, only unsigned
+        out.write(SIGNATURE, sign(sums, sign_with), record=False)
+    return verified
+
+
+def _check_names(results: Sequence[ScenarioResult]) -> None:
+    names = [result.name for result in results]
+    for name in names:
+        if not _NAME.fullmatch(name):
+            raise ValueError(f"scenario name {name!r} cannot be a folder name; the loader only accepts snake_case")
+    if len(set(names)) != len(names):
+        raise ValueError("two results have the same scenario name; run each scenario once per evidence folder")
+
+
+class _Files:
+    """Creates files under one folder, never overwriting, and remembers each file's SHA-256.
+
+    Any failure to write is a :class:`WriteError` naming the file, in one line.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self._folder = folder
+        self._made: set[str] = set()
+        self.digests: dict[str, str] = {}
+
+    def write(self, rel: str, data: bytes, *, record: bool = True) -> None:
+        parts = rel.split("/")
+        try:
+            for depth in range(1, len(parts)):
+                sub = "/".join(parts[:depth])
+                if sub not in self._made:
+                    os.mkdir(self._folder / sub)
+                    self._made.add(sub)
+            with open(self._folder / rel, "xb") as handle:
+                handle.write(data)
+        except FileExistsError:
+            raise WriteError(
+                f"cannot write {self._folder / rel}: it already exists, though this run did not write "
+                f"it (something else wrote into the folder during the run)"
+            ) from None
+        except OSError as error:
+            raise WriteError(f"cannot write {self._folder / rel}: {error.strerror or error}") from None
+        if record:
+            self.digests[rel] = sha256(data)
+
+    def adopt(self, rel: str, make: Callable[[], bytes]) -> None:
+        """Record the digest of ``rel``, written before this object existed, or write it now with ``make()``."""
+        try:
+            with open(self._folder / rel, "rb") as handle:
+                data = handle.read(JSON_CAP + 1)
+        except FileNotFoundError:
+            self.write(rel, make())
+            return
+        except OSError as error:
+            raise WriteError(f"cannot read {self._folder / rel}: {error.strerror or error}") from None
+        self.digests[rel] = sha256(data)

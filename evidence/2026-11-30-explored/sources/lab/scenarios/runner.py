@@ -1,0 +1,324 @@
+"""Run one scenario on the scheduler and grade it: outcomes, final state, invariants, each a named check."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import traceback
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import CodeType
+
+from lab.engine.accesses import Recording, start_recording
+from lab.engine.instrument import InstrumentError, instrument_module
+from lab.engine.lines import LineTracer
+from lab.engine.schedule import ReplayPolicy
+from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS, BlockedActor, Policy, RunResult, RunStatus, Scheduler
+from lab.engine.standard import scheduler_aware_primitives
+from lab.engine.trace import Json, TraceEvent, sorted_detail
+from lab.errors import ScenarioError, UsageError
+from lab.scenarios.base import Grade, Lab, Scenario
+from lab.scenarios.loader import LoadedScenario
+from lab.scenarios.under_test import files_to_trace, files_under_test, modules_under_test
+
+
+class Verdict(StrEnum):
+    """A scenario's grade."""
+
+    PASS = "PASS"
+    """Every check held."""
+    FAIL = "FAIL"
+    """It ran, and at least one check did not hold."""
+    ERROR = "ERROR"
+    """It could not run: its setup or its checks raised."""
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One named expectation, whether it held, and why not.
+
+    ``kind`` says what was checked: ``run``, ``outcome``, ``state``, ``blocked``, ``table`` or ``invariant``.
+    """
+
+    name: str
+    passed: bool
+    reason: str = ""
+    kind: str = ""
+
+
+@dataclass(frozen=True)
+class ScenarioResult:
+    """Everything one scenario run produced; ``seconds`` is the only field that depends on the clock."""
+
+    name: str
+    lesson: str
+    description: str
+    source: str
+    mutant: bool
+    verdict: Verdict
+    run_status: str
+    expect: Mapping[str, str]
+    outcomes: Mapping[str, str]
+    state: Mapping[str, Json]
+    checks: tuple[Check, ...]
+    trace: tuple[TraceEvent, ...]
+    requests: tuple[bytes, ...] = ()
+    transport_calls: int = 0
+    blocked: tuple[BlockedActor, ...] = ()
+    errors: Mapping[str, str] = field(default_factory=dict)
+    problem: str = ""
+    seconds: float = 0.0
+    variant: str = ""
+    granularity: str = "probe"
+    run: RunResult | None = field(default=None, repr=False, compare=False)
+    state_rows: tuple[tuple[int, Mapping[str, Json]], ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def observed(self) -> dict[str, Json]:
+        """What an outcome-table row is compared with: the run status, each actor's outcome, the final state."""
+        return {"run": self.run_status, **self.outcomes, **self.state}
+
+    @property
+    def failed_invariants(self) -> tuple[str, ...]:
+        """The names of the invariants that did not hold."""
+        return tuple(c.name for c in self.checks if c.kind == "invariant" and not c.passed)
+
+    @property
+    def passed(self) -> bool:
+        """True when the verdict is PASS."""
+        return self.verdict is Verdict.PASS
+
+    @property
+    def checks_passed(self) -> int:
+        """How many checks held."""
+        return sum(check.passed for check in self.checks)
+
+    @property
+    def checks_failed(self) -> int:
+        """How many checks did not hold."""
+        return len(self.checks) - self.checks_passed
+
+
+def outcome_text(value: object) -> str:
+    """An actor's return value as the word that expectations compare: ``STALE``, ``COMMITTED``, ``DONE``."""
+    if value is None:
+        return "DONE"
+    status = getattr(value, "status", None)
+    if status is not None:
+        return outcome_text(status)
+    return str(getattr(value, "value", value))
+
+
+GRANULARITIES = ("probe", "line", "instruction")
+
+
+def run_scenario(
+    loaded: LoadedScenario,
+    *,
+    policy: Policy | None = None,
+    watchdog_seconds: float = DEFAULT_WATCHDOG_SECONDS,
+    granularity: str = "probe",
+    variant: str | None = None,
+    record_accesses: bool = False,
+    watch_states: bool = False,
+) -> ScenarioResult:
+    """Build a fresh world for ``loaded``, run its actors under ``policy``, and grade the run.
+
+    ``granularity="line"`` makes every line of the modules under test a scheduling point, ``"instruction"`` every
+    access to shared state; ``variant`` picks one of a race scenario's session classes (the first, the correct one,
+    by default). ``record_accesses`` records, by object identity, what each step touched in the modules under test
+    (the explorer needs it; line and instruction granularity always record).
+    ``watch_states`` records ``observe()`` after each actor ends (replay prints these as state rows).
+    """
+    if loaded.cls.schedule and policy is None:  # a pinned counterexample replays its recorded interleaving
+        policy = ReplayPolicy(loaded.cls.schedule, loaded.cls.actors)
+        granularity = loaded.cls.granularity
+        variant = variant or loaded.cls.variant_name or None
+    if granularity not in GRANULARITIES:
+        raise ValueError(f"granularity is one of {', '.join(GRANULARITIES)}, not {granularity!r}")
+    scheduler = Scheduler(policy=policy, watchdog_seconds=watchdog_seconds, outcome_text=outcome_text)
+    recorder = _Recorder(loaded.cls, scheduler, granularity) if record_accesses or granularity != "probe" else None
+    tracer = None
+    if granularity == "line" and recorder is not None:
+        files = files_to_trace(loaded.cls)
+        tracer = LineTracer(scheduler, files, recorder.codes_in(files))
+        scheduler.set_actor_hooks(tracer.install, tracer.uninstall)
+    scenario = loaded.cls()
+    scenario.lab = lab = Lab(scheduler)
+    variant_name = _pick_variant(loaded.cls, variant)
+    if variant_name:
+        scenario.variant = loaded.cls.variants[variant_name]
+    for name in loaded.cls.actors:
+        scheduler.add_actor(name, getattr(scenario, name))
+    # threading.Lock, queue.Queue, time.sleep... are scheduler-aware from setup to the end of the run
+    with scheduler_aware_primitives(scheduler, code=(loaded.cls, *loaded.cls.line_modules)):
+        try:
+            with recorder.installed() if recorder is not None else contextlib.nullcontext():
+                scenario.setup()
+        except Exception as error:
+            return _errored(loaded, f"setup() raised {_one_line(error)}", traceback.format_exc())
+        state_rows: list[tuple[int, Mapping[str, Json]]] = []
+        if watch_states:
+            scheduler.watch_ends(lambda actor, step: state_rows.append((step, _safe_observe(scenario))))
+
+        if recorder is not None:
+            lines = tracer.active() if tracer is not None else contextlib.nullcontext()
+            with recorder.installed(), recorder.recording(scenario), lines:
+                run = scheduler.run()
+        else:
+            run = scheduler.run()
+    requests = tuple(body for transport in lab.transports for body in transport.requests)
+    calls = sum(transport.calls for transport in lab.transports)
+    try:
+        state = sorted_detail(dict(scenario.observe()))
+        invariants = [(str(name), bool(held)) for name, held in scenario.invariants()]
+    except Exception as error:
+        problem = f"observe() or invariants() raised {_one_line(error)}"
+        if run.problem:  # the run's own problem (a divergence, a deadlock) is what the user needs first
+            problem = f"{run.problem}; then {problem}"
+        return _errored(loaded, problem, traceback.format_exc(), run=run)
+    trace = (*run.trace, TraceEvent(len(run.trace), "lab", "final", "", state))
+    checks = _grade(loaded.cls, run, state, invariants)
+    verdict = Verdict.PASS if all(check.passed for check in checks) else Verdict.FAIL
+    return ScenarioResult(
+        name=loaded.name, lesson=loaded.lesson, description=loaded.description, source=loaded.cls.source,
+        mutant=loaded.cls.mutant, verdict=verdict, run_status=str(run.status), expect=dict(loaded.cls.expect),
+        outcomes=dict(run.outcomes), state=state, checks=checks, trace=trace, requests=requests,
+        transport_calls=calls, blocked=run.blocked, errors=dict(run.errors), problem=run.problem,
+        seconds=run.seconds, variant=variant_name, granularity=granularity, run=run, state_rows=tuple(state_rows),
+    )
+
+
+def _safe_observe(scenario: Scenario) -> Mapping[str, Json]:
+    try:
+        return sorted_detail(dict(scenario.observe()))
+    except Exception as error:  # another actor may hold the lock observe() needs: say so, do not stop the run
+        return {"unreadable": _one_line(error)}
+
+
+def line_files(cls: type[Scenario]) -> list[str]:
+    """The source files of the modules under test (see :mod:`lab.scenarios.under_test`), symlinks resolved."""
+    return files_under_test(cls)
+
+
+class _Recorder:
+    """Instruments the modules under test for one run and records each actor's accesses by object identity."""
+
+    def __init__(self, cls: type[Scenario], scheduler: Scheduler, granularity: str) -> None:
+        try:
+            self._modules = [instrument_module(name) for name in modules_under_test(cls)]
+        except InstrumentError as error:
+            raise ScenarioError(str(error)) from None
+        codes: set[CodeType] = set()
+        for module in self._modules:
+            codes |= module.codes
+        self._recording = Recording(scheduler, every_access_schedules=granularity == "instruction",
+                                    instrumented=codes)
+
+    def codes_in(self, files: list[str]) -> set[CodeType]:
+        """The rewritten code objects of the modules whose (resolved) file is one of ``files``."""
+        wanted = set(files)
+        return {code for module in self._modules if os.path.realpath(module.filename) in wanted
+                for code in module.codes}
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        """The rewritten bodies in place (outside a recording they behave exactly like the originals)."""
+        for module in self._modules:
+            module.install()
+        try:
+            yield
+        finally:
+            for module in self._modules:
+                module.uninstall()
+
+    @contextlib.contextmanager
+    def recording(self, scenario: Scenario) -> Iterator[None]:
+        """Record accesses while the actors run, with the scenario's state named by path first."""
+        modules = tuple(sys.modules[module.name] for module in self._modules)
+        # the scenario's lab and variant class are not state: the walk skips them
+        self._recording.name_roots({"self": scenario}, modules=modules)
+        start_recording(self._recording)
+        try:
+            yield
+        finally:
+            start_recording(None)
+
+
+def _pick_variant(cls: type[Scenario], variant: str | None) -> str:
+    if variant is None:
+        return next(iter(cls.variants), "")
+    if variant not in cls.variants:
+        known = ", ".join(cls.variants) or "none"
+        raise UsageError(f"scenario has no variant {variant!r} (variants: {known})")
+    return variant
+
+
+def _grade(
+    cls: type[Scenario], run: RunResult, state: Mapping[str, Json], invariants: list[tuple[str, bool]]
+) -> tuple[Check, ...]:
+    checks = [_equal("run", f"run ends {cls.expect_run}", cls.expect_run, str(run.status), run.problem)]
+    for actor in cls.actors:
+        if actor in cls.expect:
+            checks.append(_equal("outcome", f"{actor} -> {cls.expect[actor]}", cls.expect[actor], run.outcomes[actor]))
+        elif run.outcomes[actor] == "ERROR":
+            checks.append(Check(f"{actor} does not raise", False, _last_line(run.errors.get(actor, "")), "outcome"))
+    for key, wanted in cls.expect_state.items():
+        checks.append(_equal("state", f"state {key} == {_short(wanted)}", wanted, state.get(key, "<not observed>")))
+    blocked = {b.actor: b.waits_for for b in run.blocked}
+    for actor, waits_for in cls.expect_blocked.items():
+        checks.append(_equal("blocked", f"{actor} blocked on {waits_for}", waits_for,
+                             blocked.get(actor, "<not blocked>")))
+    if cls.outcomes:
+        observed = {"run": str(run.status), **run.outcomes, **state}
+        row = next((row for row in cls.outcomes if row.matches(observed)), None)
+        if row is None:
+            checks.append(Check("the outcome is in the table", False, f"undeclared: {_short(observed)}", "table"))
+        else:
+            allowed = row.grade is not Grade.FORBIDDEN
+            checks.append(Check("the outcome is in the table", allowed,
+                                "" if allowed else f"FORBIDDEN: {row.reason}", "table"))
+    for name, held in invariants:
+        if name in cls.expect_broken:
+            checks.append(Check(f"the bug shows: {name} is broken", not held, "" if not held else "it holds",
+                                "invariant"))
+        else:
+            checks.append(Check(name, held, "" if held else "does not hold", "invariant"))
+    return tuple(checks)
+
+
+def _equal(kind: str, name: str, wanted: object, got: object, why: str = "") -> Check:
+    if wanted == got:
+        return Check(name, True, "", kind)
+    return Check(name, False, f"got {_short(got)}" + (f": {why}" if why else ""), kind)
+
+
+def _short(value: object) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _one_line(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}".splitlines()[0]
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _errored(loaded: LoadedScenario, problem: str, details: str, *, run: RunResult | None = None) -> ScenarioResult:
+    return ScenarioResult(
+        name=loaded.name, lesson=loaded.lesson, description=loaded.description, source=loaded.cls.source,
+        mutant=loaded.cls.mutant, verdict=Verdict.ERROR,
+        run_status=str(run.status) if run is not None else "NOT_RUN", expect=dict(loaded.cls.expect),
+        outcomes=dict(run.outcomes) if run is not None else {}, state={},
+        checks=(Check("scenario runs", False, problem, "run"),), trace=run.trace if run is not None else (),
+        errors={"lab": details} if details else {}, problem=problem,
+        seconds=run.seconds if run is not None else 0.0, run=run,
+    )
+
+
+__all__ = ["Check", "RunStatus", "ScenarioResult", "Verdict", "outcome_text", "run_scenario"]

@@ -1,0 +1,699 @@
+"""A deterministic scheduler over real threads.
+
+Each actor runs on its own ``threading.Thread``, but only one runs at a time: the running actor holds the baton and
+passes it on only at *scheduling points* (the lab's latch, event, barrier and lock operations, probe points, actor
+start and end). At each point one pluggable decision, :meth:`Policy.choose`, names the actor that runs next, and
+the baton goes straight to it: one thread handoff per switch, no central thread in the loop, no sleeps, no polling.
+
+Because the order of every shared-state step is decided here, and recorded, the trace of a run depends only on the
+scenario and the policy. When no actor can run and some have not finished, the run stops at once with a report
+of who waits for what; a watchdog catches the one thing the scheduler cannot see, an actor blocked outside the lab.
+"""
+
+from __future__ import annotations
+
+import _thread
+import atexit
+import contextlib
+import ctypes
+import os
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import NamedTuple, Protocol
+
+from lab.engine.footprint import EVERYTHING, NOTHING, Entry, Footprint
+from lab.engine.trace import Json, TraceEvent, sorted_detail
+
+DEFAULT_WATCHDOG_SECONDS = 10.0
+_LEAK_GRACE_SECONDS = 2.0
+
+
+class _Aborted(BaseException):
+    """Raised inside actor threads to unwind them when a run is stopped (deadlock, hang).
+
+    A BaseException, so that an actor's ``except Exception`` cannot swallow it.
+    """
+
+
+class Waiting(Protocol):
+    """What a blocked actor waits for: a latch to open, a lock to be free, a barrier to trip."""
+
+    def ready(self) -> bool:
+        """True once the actor could go on."""
+        ...
+
+    def describe(self) -> str:
+        """One line for the deadlock report: ``latch 'fast-committed' still needs 1 count_down``."""
+        ...
+
+
+class RunStatus(StrEnum):
+    """How a run of the scheduler ended."""
+
+    FINISHED = "FINISHED"
+    """Every actor returned or raised."""
+    DEADLOCK = "DEADLOCK"
+    """No actor could run and some had not finished."""
+    HUNG = "HUNG"
+    """An actor made no progress for the watchdog's time, blocked outside the lab's primitives."""
+    DIVERGED = "DIVERGED"
+    """The policy refused to go on (a replayed schedule no longer matches the code)."""
+
+
+class DecisionPoint:
+    """What the policy sees when it must choose: who can run and who just yielded.
+
+    ``pending()`` says what each live actor (blocked ones included) is about to touch: the explorer's race analysis
+    needs it, the default policy does not, so it is computed only when asked, and only valid during ``choose``.
+    """
+
+    __slots__ = ("_actors", "_executed", "current", "index", "runnable")
+
+    def __init__(
+        self, index: int, runnable: tuple[str, ...], current: str | None, actors: list[_Actor],
+        executed: list[set[tuple[str, str, str]]],
+    ) -> None:
+        self.index = index
+        self.runnable = runnable
+        self.current = current
+        self._actors = actors
+        self._executed = executed
+
+    def pending(self) -> dict[str, Footprint]:
+        """The pending footprint of every actor that has not finished, by name."""
+        return {a.name: a.pending for a in self._actors if a.state is not _State.DONE}
+
+    def held(self) -> dict[str, str]:
+        """Which actor holds each lock right now (lock name -> actor), for the explorer's race reversal."""
+        return {lock: a.name for a in self._actors for lock in a.locks}
+
+    def last_step(self) -> Footprint:
+        """What the step that just ended was seen to touch (empty before the first step)."""
+        return frozenset(self._executed[-1]) if self._executed else frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One choice of the scheduler: who could run, who did."""
+
+    runnable: tuple[str, ...]
+    chosen: str
+
+
+class Access(NamedTuple):
+    """One access to shared state, recorded as it happened: in step ``step``, ``actor`` did ``entry`` at ``where``
+    (file and line) while holding ``locks``. A named tuple: thousands are made per run, and cheaply."""
+
+    step: int
+    actor: str
+    entry: Entry
+    where: tuple[str, int]
+    locks: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class BlockedActor:
+    """An actor that could not finish, and why."""
+
+    actor: str
+    waits_for: str
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Everything one run produced. ``trace``, ``outcomes`` and ``decisions`` are deterministic; ``seconds`` is not."""
+
+    status: RunStatus
+    trace: tuple[TraceEvent, ...]
+    outcomes: Mapping[str, str]
+    errors: Mapping[str, str]
+    blocked: tuple[BlockedActor, ...]
+    decisions: tuple[Decision, ...]
+    step_footprints: tuple[Footprint, ...] = ()
+    accesses: tuple[Access, ...] = ()
+    hang_stack: str = ""
+    leaked: tuple[str, ...] = ()
+    problem: str = ""
+    seconds: float = 0.0
+
+    @property
+    def steps(self) -> int:
+        """How many trace events the run recorded."""
+        return len(self.trace)
+
+
+class Policy(Protocol):
+    """The single decision of the scheduler: which runnable actor goes next."""
+
+    def choose(self, point: DecisionPoint) -> str:
+        """Pick one of ``point.runnable`` (actor names, in declaration order).
+
+        Raise an exception (:class:`lab.errors.ReplayDivergedError`, say) to stop the run when no choice is
+        acceptable; the run then ends as DIVERGED with the exception's message as its problem.
+        """
+        ...
+
+
+class KeepCurrent:
+    """The default policy: keep the current actor running until it blocks, then the lowest-numbered runnable one."""
+
+    def choose(self, point: DecisionPoint) -> str:
+        """Return the current actor if it can go on, else the first runnable actor."""
+        if point.current is not None and point.current in point.runnable:
+            return point.current
+        return point.runnable[0]
+
+
+class _State(StrEnum):
+    NEW = "new"
+    RUNNABLE = "runnable"
+    BLOCKED = "blocked"
+    DONE = "done"
+
+
+@dataclass(eq=False)
+class _Actor:
+    index: int
+    name: str
+    body: Callable[[], object]
+    baton: threading.Lock = field(default_factory=_thread.allocate_lock)
+    thread: threading.Thread | None = None
+    done: threading.Lock = field(default_factory=_thread.allocate_lock)  # held while the actor's body may run
+    state: _State = _State.NEW
+    waiting: Waiting | None = None
+    pending: Footprint = EVERYTHING
+    op: Footprint = NOTHING
+    outcome: str | None = None
+    error: str | None = None
+    locks: set[str] = field(default_factory=set)
+    lockset: frozenset[str] = frozenset()
+    opaque: list[Footprint] = field(default_factory=list)
+    gate: Waiting | None = None  # the next step cannot begin until this is ready (a lock it is about to take)
+
+    def can_run(self) -> bool:
+        if self.state is _State.BLOCKED:
+            return self.waiting is None or self.waiting.ready()
+        if self.gate is not None:
+            return self.gate.ready()
+        return self.state is not _State.DONE
+
+
+OutcomeText = Callable[[object], str]
+
+
+def _default_outcome(value: object) -> str:
+    return "DONE" if value is None else str(getattr(value, "value", value))
+
+
+class Scheduler:
+    """Runs actors one at a time on real threads, switching only at scheduling points.
+
+    Primitives call :meth:`point` before an operation (a chance to switch), :meth:`record` to log what they did,
+    and :meth:`block` to wait for a :class:`Waiting` condition. Calls from a thread that is not one of this run's
+    actors (the main thread during setup, for instance) return ``None`` from :meth:`current`, and primitives then
+    behave like plain threading objects.
+    """
+
+    def __init__(
+        self,
+        *,
+        policy: Policy | None = None,
+        watchdog_seconds: float = DEFAULT_WATCHDOG_SECONDS,
+        outcome_text: OutcomeText = _default_outcome,
+        leak_grace_seconds: float = _LEAK_GRACE_SECONDS,
+    ) -> None:
+        self._policy = policy if policy is not None else KeepCurrent()
+        self._watchdog = watchdog_seconds
+        self._leak_grace = leak_grace_seconds
+        self._actor_hooks: tuple[Callable[[], None], Callable[[], None]] | None = None
+        self._end_watcher: Callable[[str, int], None] | None = None
+        self._outcome_text = outcome_text
+        self._actors: list[_Actor] = []
+        self._by_name: dict[str, _Actor] = {}
+        self._local = threading.local()
+        self._trace: list[TraceEvent] = []
+        self._decisions: list[Decision] = []
+        self._executed: list[set[tuple[str, str, str]]] = []
+        self._accesses: list[tuple[int, str, Entry, tuple[str, int], frozenset[str]]] = []
+        self._finished = threading.Event()
+        self._aborted = False
+        self._started = False
+        self._blocked_report: tuple[BlockedActor, ...] = ()
+        self._status = RunStatus.FINISHED
+        self._problem = ""
+        self._current: _Actor | None = None
+
+    # -- building ------------------------------------------------------------------------------------------------
+
+    def add_actor(self, name: str, body: Callable[[], object]) -> None:
+        """Declare an actor; declaration order is the actors' number (lowest first)."""
+        if self._started:
+            raise RuntimeError("actors must be added before the run starts")
+        if name in self._by_name:
+            raise ValueError(f"two actors are named {name!r}")
+        actor = _Actor(len(self._actors), name, body)
+        actor.baton.acquire()  # an actor waits for the baton before its first step
+        self._actors.append(actor)
+        self._by_name[name] = actor
+
+    def watch_ends(self, watcher: Callable[[str, int], None]) -> None:
+        """Call ``watcher(actor, step)`` in each actor's thread right after it ends, outside the lab's view.
+
+        While the watcher runs, the thread is not an actor: lab primitives behave like plain threading objects, so
+        the watcher can read state (``session.snapshot()``) without creating scheduling points.
+        """
+        self._end_watcher = watcher
+
+    def set_actor_hooks(self, on_start: Callable[[], None], on_end: Callable[[], None]) -> None:
+        """Run ``on_start`` in each actor's thread before its body and ``on_end`` after (line tracing uses this)."""
+        self._actor_hooks = (on_start, on_end)
+
+    @property
+    def actor_names(self) -> tuple[str, ...]:
+        """The actors' names in declaration order."""
+        return tuple(actor.name for actor in self._actors)
+
+    # -- what primitives call ------------------------------------------------------------------------------------
+
+    def current(self) -> str | None:
+        """The name of the actor calling, or ``None`` when called from outside this run's actors."""
+        actor: _Actor | None = getattr(self._local, "actor", None)
+        return actor.name if actor is not None else None
+
+    def is_actor(self) -> bool:
+        """True when called from one of this run's actors (cheaper than :meth:`current` on the recording path)."""
+        return getattr(self._local, "actor", None) is not None
+
+    @property
+    def aborted(self) -> bool:
+        """True once the run is being stopped; primitives then change state without scheduling."""
+        return self._aborted
+
+    def point(self, footprint: Footprint = EVERYTHING, *, executes: Footprint | None = None,
+              gate: Waiting | None = None) -> None:
+        """A scheduling point: the policy may let another actor run before the caller's next operation.
+
+        ``footprint`` says what the step that follows may touch, as far as the caller can tell beforehand; the
+        default, "anything", is always safe. ``executes`` is what the operation itself touches, the start of the
+        step's executed footprint (by default ``footprint``): a probe or a line announces "anything" but does
+        nothing itself, and the accesses recorded while the step runs (:meth:`access`) say what it really did.
+        ``gate``, when given, keeps the step from being scheduled until it is ready: acquiring a held lock is not
+        a step anyone can take, so it is never offered as a choice (and a cycle of such gates is a deadlock).
+        """
+        actor = self._me()
+        if actor is None:
+            return
+        actor.pending = footprint
+        actor.op = footprint if executes is None else executes
+        actor.gate = gate
+        try:
+            self._switch(actor)
+        finally:
+            actor.gate = None
+
+    def access(self, entry: Entry, where: tuple[str, int], *, schedule: bool = False) -> None:
+        """Record that the calling actor's running step touches ``entry`` at ``where`` (file and line).
+
+        With ``schedule`` the access is first a scheduling point of its own (instruction granularity).
+        """
+        actor: _Actor | None = getattr(self._local, "actor", None)
+        if actor is None or self._aborted:
+            return
+        if schedule:
+            actor.pending = actor.op = frozenset((entry,))
+            self._switch(actor)
+        self._executed[-1].add(entry)
+        self._accesses.append((len(self._executed) - 1, actor.name, entry, where, actor.lockset))
+
+    def access_all(self, entries: list[Entry], where: tuple[str, int], *, schedule: bool = False) -> None:
+        """Record several accesses made by one operation (a call the lab cannot see into), one point at most."""
+        actor: _Actor | None = getattr(self._local, "actor", None)
+        if actor is None or self._aborted or not entries:
+            return
+        if schedule:
+            actor.pending = actor.op = frozenset(entries)
+            self._switch(actor)
+        step = len(self._executed) - 1
+        self._executed[step].update(entries)
+        self._accesses.extend((step, actor.name, entry, where, actor.lockset) for entry in entries)
+
+    def enter_opaque(self, footprint: Footprint) -> None:
+        """The calling actor enters code the lab cannot see, which may touch ``footprint`` in any step until it
+        returns: every step that begins inside it starts with that footprint (a probe inside a transport's send)."""
+        actor = self._me()
+        if actor is not None:
+            actor.opaque.append(footprint)
+
+    def leave_opaque(self) -> None:
+        """The calling actor returned from the code entered last with :meth:`enter_opaque`."""
+        actor = self._me()
+        if actor is not None and actor.opaque:
+            actor.opaque.pop()
+
+    def record(self, op: str, obj: str = "", detail: Mapping[str, Json] | None = None, *, actor: str = "") -> None:
+        """Append one event to the trace, for the calling actor (or ``actor`` when given)."""
+        if self._aborted:
+            return
+        who = actor or self.current() or "lab"
+        self._trace.append(TraceEvent(len(self._trace), who, op, obj, sorted_detail(detail or {})))
+
+    def touch(self, footprint: Footprint) -> None:
+        """Add what the running step was seen to touch to its executed footprint (the line observer calls this)."""
+        if self._executed and self._me() is not None:
+            self._executed[-1].update(footprint)
+
+    def lock_taken(self, name: str) -> None:
+        """The calling actor now holds the lock ``name`` (lock primitives call this; it feeds the lockset check)."""
+        actor = self._me()
+        if actor is not None:
+            actor.locks.add(name)
+            actor.lockset = frozenset(actor.locks)
+
+    def lock_given(self, name: str) -> None:
+        """The calling actor no longer holds the lock ``name``."""
+        actor = self._me()
+        if actor is not None:
+            actor.locks.discard(name)
+            actor.lockset = frozenset(actor.locks)
+
+    def locks_held(self) -> frozenset[str]:
+        """The names of the locks the calling actor holds (empty outside actors)."""
+        actor = self._me()
+        return frozenset(actor.locks) if actor is not None else frozenset()
+
+    def events(self) -> tuple[TraceEvent, ...]:
+        """The events recorded so far, in order."""
+        return tuple(self._trace)
+
+    def block(self, waiting: Waiting, *, executes: Footprint | None = None) -> None:
+        """Park the calling actor until ``waiting`` is ready and the policy picks it again.
+
+        ``executes`` is what the step that resumes it touches by resuming (the latch it waited for), so that the
+        step which opened the way and the resumed step are seen to depend on each other.
+        """
+        actor = self._me()
+        if actor is None:
+            raise RuntimeError("block() is only for actors")
+        if self._aborted:
+            raise _Aborted
+        if executes is not None:
+            actor.pending = actor.op = executes
+        actor.state = _State.BLOCKED
+        actor.waiting = waiting
+        self._switch(actor)
+        actor.state = _State.RUNNABLE
+        actor.waiting = None
+
+    # -- running -------------------------------------------------------------------------------------------------
+
+    def run(self) -> RunResult:
+        """Run every actor to completion (or to a deadlock or hang) and return what happened."""
+        if self._started:
+            raise RuntimeError("a scheduler runs once; make a new one")
+        self._started = True
+        begun = time.perf_counter()
+        for actor in self._actors:
+            actor.state = _State.RUNNABLE
+            actor.done.acquire()
+            actor.thread = _POOL.start(f"lab-actor-{actor.name}", self._actor_task(actor))
+        if self._actors:
+            self._hand_off(None)
+        else:
+            self._finished.set()
+        hang_stack, leaked = self._wait_until_finished()
+        return RunResult(
+            status=self._status,
+            trace=tuple(self._trace),
+            outcomes={a.name: a.outcome if a.outcome is not None else self._unfinished_outcome() for a in self._actors},
+            errors={a.name: a.error for a in self._actors if a.error is not None},
+            blocked=self._blocked_report,
+            decisions=tuple(self._decisions),
+            step_footprints=tuple(frozenset(step) for step in self._executed),
+            accesses=tuple(map(Access._make, self._accesses)),
+            hang_stack=hang_stack,
+            leaked=leaked,
+            problem=self._problem,
+            seconds=time.perf_counter() - begun,
+        )
+
+    def _unfinished_outcome(self) -> str:
+        return {RunStatus.DEADLOCK: "BLOCKED", RunStatus.HUNG: "HUNG"}.get(self._status, "UNFINISHED")
+
+    def _actor_task(self, actor: _Actor) -> Callable[[], None]:
+        def task() -> None:
+            try:
+                self._actor_main(actor)
+            finally:
+                actor.done.release()
+
+        return task
+
+    def _actor_main(self, actor: _Actor) -> None:
+        actor.baton.acquire()
+        if self._aborted:
+            return
+        self._local.actor = actor
+        if self._actor_hooks is not None:
+            self._actor_hooks[0]()  # e.g. start tracing lines in this thread
+        try:
+            self.record("start")
+            value = actor.body()
+            actor.outcome = self._outcome_text(value)
+            self.record("end", detail={"outcome": actor.outcome})
+            if self._end_watcher is not None:
+                self._local.actor = None
+                try:
+                    self._end_watcher(actor.name, len(self._trace) - 1)
+                finally:
+                    self._local.actor = actor
+        except _Aborted:
+            return
+        # an actor's failure is the scenario's result, not the lab's crash; sys.exit() in an actor is a failure too
+        # (SystemExit is no Exception: uncaught, the actor never finished and the run waited for the watchdog)
+        except (Exception, SystemExit) as error:
+            actor.outcome = "ERROR"
+            actor.error = "".join(traceback.format_exception(error))
+            self.record("error", detail={"type": type(error).__name__})
+        finally:
+            if self._actor_hooks is not None:
+                self._actor_hooks[1]()
+        actor.state = _State.DONE
+        actor.waiting = None
+        if not self._aborted:
+            self._hand_off(actor)
+
+    def _me(self) -> _Actor | None:
+        return getattr(self._local, "actor", None)
+
+    def _runnable(self) -> list[_Actor]:
+        return [actor for actor in self._actors if actor.can_run()]
+
+    def _decide(self, current: _Actor | None) -> _Actor | None:
+        """Ask the policy; ``None`` means the run is over (all done, a deadlock, or a refused choice)."""
+        runnable = self._runnable()
+        if not runnable:
+            if any(actor.state is not _State.DONE for actor in self._actors):
+                self._declare_deadlock()
+            self._finished.set()
+            return None
+        names = tuple(actor.name for actor in runnable)
+        point = DecisionPoint(len(self._decisions), names, current.name if current is not None else None,
+                              self._actors, self._executed)
+        try:
+            chosen = self._policy.choose(point)
+        except Exception as error:  # the policy refused: a replay diverged, or an exploration budget ran out
+            self._status = RunStatus.DIVERGED
+            self._problem = str(error)
+            self._finished.set()
+            return None
+        if chosen not in names:
+            self._status = RunStatus.DIVERGED
+            self._problem = f"the policy chose {chosen!r}, which cannot run now (runnable: {', '.join(names)})"
+            self._finished.set()
+            return None
+        self._decisions.append(Decision(names, chosen))
+        actor = self._by_name[chosen]
+        executed = set(actor.op)
+        for footprint in actor.opaque:
+            executed.update(footprint)
+        self._executed.append(executed)
+        return actor
+
+    def _switch(self, actor: _Actor) -> None:
+        if self._aborted:
+            raise _Aborted
+        nxt = self._decide(actor)
+        if nxt is actor:
+            return
+        if nxt is not None:
+            self._current = nxt
+            nxt.baton.release()
+        actor.baton.acquire()  # parked until someone hands the baton back (or the run is aborted)
+        if self._aborted:
+            raise _Aborted
+
+    def _hand_off(self, finished: _Actor | None) -> None:
+        nxt = self._decide(finished)
+        if nxt is not None:
+            self._current = nxt
+            nxt.baton.release()
+
+    def _declare_deadlock(self) -> None:
+        self._status = RunStatus.DEADLOCK
+        stuck = [a for a in self._actors if a.state is not _State.DONE]
+        self._blocked_report = tuple(
+            BlockedActor(a.name, _waits_for(a))
+            for a in stuck
+        )
+        self._problem = "deadlock: " + "; ".join(f"{b.actor} waits for {b.waits_for}" for b in self._blocked_report)
+        self.record(
+            "deadlock",
+            detail={"blocked": [[b.actor, b.waits_for] for b in self._blocked_report]},
+            actor="lab",
+        )
+
+    # -- stopping ------------------------------------------------------------------------------------------------
+
+    def _wait_until_finished(self) -> tuple[str, tuple[str, ...]]:
+        """Wait for the run to end; on a hang, capture the stuck actor's stack. Then make sure no thread survives."""
+        hang_stack = ""
+        progress, since = -1, time.monotonic()
+        slice_seconds = max(min(self._watchdog / 4, 0.25), 0.005)
+        while not self._finished.wait(slice_seconds):
+            now = time.monotonic()
+            if len(self._trace) != progress:
+                progress, since = len(self._trace), now
+            elif now - since >= self._watchdog:
+                hang_stack = self._declare_hang()
+                break
+        return hang_stack, self._stop_all()
+
+    def _declare_hang(self) -> str:
+        stuck = self._current
+        self._status = RunStatus.HUNG
+        name = stuck.name if stuck is not None else "?"
+        self.record("hang", detail={"actor": name, "watchdog_seconds": self._watchdog}, actor="lab")
+        self._blocked_report = (
+            BlockedActor(name, f"blocked outside the lab's primitives for {self._watchdog:g} s"),
+        )
+        self._problem = f"actor {name!r} made no progress for {self._watchdog:g} s, blocked outside the lab"
+        frame = None
+        if stuck is not None and stuck.thread is not None and stuck.thread.ident is not None:
+            frame = sys._current_frames().get(stuck.thread.ident)
+        return "".join(traceback.format_stack(frame)) if frame is not None else ""
+
+    def _stop_all(self) -> tuple[str, ...]:
+        """Unwind every unfinished actor, one at a time, so that no two run at once even while dying."""
+        self._aborted = True
+        leaked: list[str] = []
+        for actor in self._actors:
+            thread = actor.thread
+            if thread is None or not actor.done.locked():
+                continue
+            if actor is self._current and self._status is RunStatus.HUNG:
+                _raise_in_thread(thread, _Aborted)
+            else:
+                _release(actor.baton)
+            if actor.done.acquire(timeout=self._leak_grace):
+                actor.done.release()
+            else:
+                leaked.append(actor.name)
+        return tuple(leaked)
+
+
+def _waits_for(actor: _Actor) -> str:
+    waiting = actor.waiting if actor.waiting is not None else actor.gate
+    return waiting.describe() if waiting is not None else "nothing (never scheduled)"
+
+
+class _Worker:
+    """A pooled actor thread: it runs one actor's body per run, then waits for the next (starting a thread costs
+    about 130 us, and milliseconds whenever the start waits for a CPU; an exploration runs thousands of schedules)."""
+
+    def __init__(self, pool: _Pool) -> None:
+        self._pool = pool
+        self._go = _thread.allocate_lock()
+        self._go.acquire()
+        self._task: Callable[[], None] | None = None
+        self.thread = threading.Thread(target=self._loop, name="lab-actor", daemon=True)
+        self.thread.start()
+
+    def give(self, name: str, task: Callable[[], None]) -> None:
+        self._task = task
+        self.thread.name = name
+        self._go.release()
+
+    def stop(self) -> None:
+        self._task = None
+        self._go.release()
+
+    def _loop(self) -> None:
+        try:
+            while True:
+                self._go.acquire()
+                task = self._task
+                if task is None:
+                    return
+                with contextlib.suppress(BaseException):  # a task reports its own errors; an abort ends here
+                    task()
+                self._task = None
+                self.thread.name = "lab-actor"
+                self._pool.put_back(self)
+        except BaseException:  # an abort that arrived between two tasks: this thread is done, not the lab
+            return
+
+
+class _Pool:
+    """Idle actor threads, kept across runs, schedules and scenarios; all of them end when the process exits."""
+
+    def __init__(self) -> None:
+        self._idle: list[_Worker] = []
+        self._lock = _thread.allocate_lock()
+
+    def start(self, name: str, task: Callable[[], None]) -> threading.Thread:
+        with self._lock:
+            worker = self._idle.pop() if self._idle else None
+        if worker is None:
+            worker = _Worker(self)
+        worker.give(name, task)
+        return worker.thread
+
+    def put_back(self, worker: _Worker) -> None:
+        with self._lock:
+            self._idle.append(worker)
+
+    def shutdown(self) -> None:
+        """End every idle thread (at exit; a thread still running an actor ends with its task)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.stop()
+        for worker in idle:
+            worker.thread.join(1.0)
+
+
+    def forget_after_fork(self) -> None:
+        """In a forked child: the parent's idle threads were not copied, so none of them can be handed work."""
+        self._idle = []
+        self._lock = _thread.allocate_lock()
+
+
+_POOL = _Pool()
+atexit.register(_POOL.shutdown)
+os.register_at_fork(after_in_child=_POOL.forget_after_fork)
+
+
+def _release(baton: threading.Lock) -> None:
+    with contextlib.suppress(RuntimeError):  # already released: the actor is about to run and will see the abort
+        baton.release()
+
+
+def _raise_in_thread(thread: threading.Thread, exception: type[BaseException]) -> None:
+    """Ask CPython to raise ``exception`` in ``thread`` at its next bytecode (not while it sits in C code)."""
+    if thread.ident is not None:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(exception))

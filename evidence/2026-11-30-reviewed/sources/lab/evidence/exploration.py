@@ -1,0 +1,249 @@
+"""Exploration records: one file per exploration, the kill matrix, and the summary ``run.json`` keeps of both.
+
+The writer makes them, and so does the re-execution child from the archived copy of this module, so a
+re-exploration is compared with the archive record to record. Everything in a record except its ``timing`` comes
+from the explorer's deterministic search: the same sources write the same bytes. ``naive_bound`` is a string
+because the multinomial bound of a long scenario has more digits than a JSON reader's number keeps.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lab.engine.trace import Json
+from lab.evidence.schema import VERDICT_WORDS
+from lab.scenarios.exploring import ScenarioExploration
+from lab.scenarios.kill_matrix import KillCell, KillMatrix
+from lab.scenarios.runner import GRANULARITIES, ScenarioResult
+
+EXPLORE = "explore/"
+KILL_MATRIX = "explore/kill-matrix.json"
+DEFAULT_KILL_MATRIX_SCHEDULES = 20_000
+"""What :func:`lab.scenarios.kill_matrix.build_kill_matrix` allows per cell when no settings say otherwise."""
+SUMMARY_KEYS = ("name", "variant", "default_variant", "granularity", "verdict", "schedules", "pruned", "distinct")
+"""The fields of an exploration record that ``run.json`` repeats, and the auditor compares."""
+
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+_VARIANT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_FILE = re.compile(r"(?P<granularity>[a-z]+)(?:\.(?P<variant>[A-Za-z_][A-Za-z0-9_]*))?\.json")
+
+
+@dataclass(frozen=True, slots=True)
+class ExplorationFiles:
+    """What the writer adds to a folder for exploration: the records by path, and ``run.json``'s summary."""
+
+    records: tuple[tuple[str, dict[str, Json]], ...]
+    kill_matrix: dict[str, Json] | None
+    summary: dict[str, Json] | None
+
+
+def exploration_path(name: str, granularity: str, variant: str) -> str:
+    """``explore/<scenario>/<granularity>[.<variant>].json``: a variant only for race scenarios, which have them."""
+    return f"{EXPLORE}{name}/{granularity}{'.' + variant if variant else ''}.json"
+
+
+def parse_exploration_path(rel: str) -> tuple[str, str, str] | None:
+    """``(scenario, granularity, variant)`` of an exploration file's path, or ``None`` if it is not one."""
+    parts = rel.split("/")
+    if len(parts) != 3 or parts[0] + "/" != EXPLORE or not _NAME.fullmatch(parts[1]):
+        return None
+    match = _FILE.fullmatch(parts[2])
+    if match is None or match["granularity"] not in GRANULARITIES:
+        return None
+    return parts[1], match["granularity"], match["variant"] or ""
+
+
+def exploration_record(found: ScenarioExploration, *, default_variant: bool) -> dict[str, Json]:
+    """The record of one exploration; ``default_variant`` says whether it explored the variant the run used."""
+    example = found.counterexample
+    return {
+        "name": found.name,
+        "variant": found.variant,
+        "default_variant": default_variant,
+        "granularity": found.granularity,
+        "verdict": str(found.verdict),
+        "schedules": found.schedules,
+        "pruned": found.pruned,
+        "naive_bound": str(found.naive_bound),
+        "distinct": found.distinct,
+        "rows": [
+            {
+                "grade": str(row.grade),
+                "reason": row.reason,
+                "expect": dict(row.expect),
+                "schedules": row.schedules,
+                "example": row.example,
+            }
+            for row in found.rows
+        ],
+        "outcomes": _outcomes(found.outcomes),
+        "counterexample": None
+        if example is None
+        else {
+            "schedule": example.schedule,
+            "observed": dict(example.observed),
+            "why": example.why,
+            "replayed": example.replayed,
+            "preemptions": example.preemptions,
+            "explanation": None if example.explanation is None else example.explanation.to_json(),
+        },
+        "replay_command": found.replay_command,
+        "preemption_bound": found.preemption_bound,
+        "max_schedules": found.max_schedules,
+        "bounded": found.bounded,
+        "budget_hit": found.budget_hit,
+        "problem": found.problem,
+        "timing": {"seconds": round(found.seconds, 6)},
+    }
+
+
+def _outcomes(counts: Mapping[str, int]) -> list[Json]:
+    """Each distinct outcome with how many schedules reached it, sorted by its key, so the order never varies."""
+    found: list[Json] = []
+    for key in sorted(counts):
+        try:
+            parsed = json.loads(key)
+            observed, broken = parsed["observed"], parsed["broken"]
+        except (ValueError, TypeError, KeyError):  # a key not made by outcome_key: keep it whole
+            observed, broken = key, []
+        found.append({"observed": observed, "broken": broken, "schedules": counts[key]})
+    return found
+
+
+def kill_matrix_record(matrix: KillMatrix, *, max_schedules: int) -> dict[str, Json]:
+    """The record of the kill matrix, its cells in the order they were explored, and what makes it fail."""
+    problems = matrix.problems()
+    return {
+        "variants": list(matrix.variants),
+        "scenarios": list(matrix.scenarios),
+        "correct": list(matrix.correct),
+        "granularities": list(dict.fromkeys(cell.granularity for cell in matrix.cells)),
+        "max_schedules": max_schedules,
+        "cells": [
+            {
+                "variant": c.variant,
+                "scenario": c.scenario,
+                "granularity": c.granularity,
+                "status": c.status,
+                "schedules": c.schedules,
+                "schedule": c.schedule,
+                "why": c.why,
+            }
+            for c in matrix.cells
+        ],
+        "problems": list(problems),
+        "ok": not problems,
+        "partial": matrix.partial,
+    }
+
+
+def matrix_from_record(record: Mapping[str, Any]) -> KillMatrix:
+    """The :class:`KillMatrix` a (field-checked) record describes, to ask it again what makes it fail."""
+    cells = tuple(
+        KillCell(c["variant"], c["scenario"], c["granularity"], c["status"], c["schedules"], c["schedule"], c["why"])
+        for c in record["cells"]
+    )
+    partial = record.get("partial", False) is True  # absent in folders written before selections were partial
+    return KillMatrix(tuple(record["variants"]), tuple(record["scenarios"]), tuple(record["correct"]), cells, partial)
+
+
+def summary_fails(summary: Mapping[str, Any]) -> bool:
+    """Whether exploration makes the run FAIL: an exploration of a default variant that is not PASS (FAIL or
+    INCOMPLETE), or a kill matrix with problems. Explorations of other variants (mutants) may fail: that is their
+    lesson, and the kill matrix is where their verdicts count."""
+    kill = summary.get("kill_matrix")
+    return any(e["default_variant"] and e["verdict"] != "PASS" for e in summary["explorations"]) or (
+        isinstance(kill, dict) and not kill["ok"]
+    )
+
+
+def plan_exploration(
+    results: Sequence[ScenarioResult],
+    explorations: Sequence[ScenarioExploration],
+    kill_matrix: KillMatrix | None,
+    settings: Mapping[str, Any] | None,
+) -> ExplorationFiles:
+    """The exploration records of a run, or a ``ValueError`` (before anything is written) if they cannot be.
+
+    An exploration belongs beside its scenario's normal run: that run's variant is the scenario's default one,
+    which decides whether the exploration's verdict counts towards the run's status.
+    """
+    if not explorations and kill_matrix is None and settings is None:
+        return ExplorationFiles((), None, None)
+    recorded = _settings(settings)
+    defaults = {result.name: str(getattr(result, "variant", "") or "") for result in results}
+    records: list[tuple[str, dict[str, Json]]] = []
+    for found in explorations:
+        _check_exploration(found, defaults, recorded)
+        path = exploration_path(found.name, found.granularity, found.variant)
+        if any(path == seen for seen, _ in records):
+            raise ValueError(
+                f"{found.name} was explored twice at {found.granularity} granularity over "
+                f"{found.variant or 'its session'}; keep one exploration of each"
+            )
+        records.append((path, exploration_record(found, default_variant=found.variant == defaults[found.name])))
+    kill = None
+    if kill_matrix is not None:
+        limit = recorded["max_schedules"] if recorded is not None else DEFAULT_KILL_MATRIX_SCHEDULES
+        kill = kill_matrix_record(kill_matrix, max_schedules=limit)
+    return ExplorationFiles(tuple(records), kill, summary_record(recorded, records, kill))
+
+
+def summary_record(
+    settings: Mapping[str, Json] | None,
+    records: Sequence[tuple[str, Mapping[str, Json]]],
+    kill: Mapping[str, Json] | None,
+) -> dict[str, Json]:
+    """``run.json``'s ``exploration``: the settings, each exploration's verdict and counts, the kill matrix's state."""
+    verdicts = [record["verdict"] for _, record in records]
+    return {
+        "settings": dict(settings) if settings is not None else None,
+        "explorations": [{"file": path, **{key: record[key] for key in SUMMARY_KEYS}} for path, record in records],
+        "verdicts": {verdict: verdicts.count(verdict) for verdict in VERDICT_WORDS},
+        "kill_matrix": None if kill is None else {"file": KILL_MATRIX, "ok": kill["ok"], "problems": kill["problems"]},
+    }
+
+
+def _settings(settings: Mapping[str, Any] | None) -> dict[str, Json] | None:
+    if settings is None:
+        return None
+    granularities, bound, limit = (settings.get(key) for key in ("granularities", "preemption_bound", "max_schedules"))
+    if (
+        not isinstance(granularities, list | tuple)
+        or any(g not in GRANULARITIES for g in granularities)
+        or not (bound is None or (isinstance(bound, int) and not isinstance(bound, bool) and bound >= 0))
+        or not isinstance(limit, int)
+        or isinstance(limit, bool)
+        or limit <= 0
+    ):
+        raise ValueError(
+            f"explore settings {dict(settings)!r} are not {{'granularities': [probe and/or line], "
+            f"'preemption_bound': int or None, 'max_schedules': int}}"
+        )
+    return {"granularities": list(granularities), "preemption_bound": bound, "max_schedules": limit}
+
+
+def _check_exploration(
+    found: ScenarioExploration, defaults: Mapping[str, str], settings: Mapping[str, Any] | None
+) -> None:
+    if not _NAME.fullmatch(found.name) or found.name not in defaults:
+        raise ValueError(f"exploration of {found.name!r}: explore only scenarios that also ran normally in this run")
+    if found.granularity not in GRANULARITIES or (found.variant and not _VARIANT.fullmatch(found.variant)):
+        raise ValueError(
+            f"exploration of {found.name}: granularity {found.granularity!r} or variant "
+            f"{found.variant!r} cannot name a file"
+        )
+    if settings is None:
+        return
+    if (
+        found.granularity not in settings["granularities"]
+        or found.max_schedules != settings["max_schedules"]
+        or found.preemption_bound != settings["preemption_bound"]
+    ):
+        raise ValueError(
+            f"exploration of {found.name} ({found.granularity}) does not use the explore settings {dict(settings)!r}"
+        )
