@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from lab.engine.trace import trace_digest
+from lab.scenarios.exploring import ExploreVerdict, explore_scenario
 from lab.scenarios.loader import BrokenScenario, LoadedScenario, load, load_all
 from lab.scenarios.runner import Verdict, run_scenario
 
@@ -38,11 +39,17 @@ class TestShippedScenarios:
         """The scenarios the issues ask for are all present, by name."""
         assert set(SHIPPED) >= REQUIRED
 
-    @pytest.mark.timeout(20)
+    @pytest.mark.timeout(120)
     @pytest.mark.parametrize("name", SHIPPED)
-    def test_scenario_passes(self, name: str) -> None:
-        """The scenario's every check holds."""
-        result = run_scenario(_load(name))
+    def test_scenario_passes(self, name: str, lab_explores: bool) -> None:
+        """The scenario's every check holds; with ``pytest --lab-explore``, under every interleaving that matters."""
+        loaded = _load(name)
+        if lab_explores and not loaded.cls.mutant and not loaded.cls.schedule:
+            for granularity in ("probe", "line"):
+                found = explore_scenario(loaded, granularity=granularity)
+                assert found.verdict is ExploreVerdict.PASS, (granularity, found.problem, found.counterexample)
+            return
+        result = run_scenario(loaded)
         failed = [f"{c.name}: {c.reason}" for c in result.checks if not c.passed]
         assert result.verdict is Verdict.PASS, failed
 
