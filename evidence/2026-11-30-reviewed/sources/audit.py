@@ -88,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None, *, console: Console | None = None) -> int:
     """Parse ``argv``, audit, print the report, and return the exit code."""
-    console = console or Console(soft_wrap=True)
+    console = console or Console()  # wraps long lines between words, never inside one
     as_json = False
     try:
         args = _parser().parse_args(sys.argv[1:] if argv is None else argv)

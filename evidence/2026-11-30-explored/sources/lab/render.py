@@ -192,7 +192,8 @@ def print_counterexample(console: Console, found: ScenarioExploration) -> None:
     console.print(f"[red]counterexample[/] in {found.name}: {example.why}", highlight=False)
     console.print(f"  reached: {', '.join(f'{k}={v}' for k, v in example.observed.items())}", markup=False,
                   highlight=False)
-    console.print(f"  replay:  {found.replay_command}", markup=False, highlight=False)
+    # One logical line, never wrapped by us: a schedule cut in two could not be pasted back.
+    console.print(f"  replay:  {found.replay_command}", markup=False, highlight=False, soft_wrap=True)
     print_explanation(console, found)
     if found.problem:
         console.print(f"  [yellow]{found.problem}[/]", highlight=False)

@@ -7,6 +7,9 @@ Installed with the lab (entry point ``pytest11``), so any test can ask for it::
                     check=lambda acct: {"no deposit lost": acct.balance == 12}, under_test=[bank])
 
 ``pytest --lab-granularity instruction`` changes the default granularity for every such test (``line`` otherwise).
+``pytest --lab-explore`` asks tests that run scenarios (the lab's own ``tests/test_scenarios.py`` does) to explore
+each one at probe and line granularity instead of running one schedule; the ``lab_explores`` fixture says whether
+it was given.
 A failure reads as :func:`lab.testing.explore_code` writes it: the check that broke, the schedule as a table with
 one column per actor, and why.
 """
@@ -29,6 +32,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("lab", "concurrency lab")
     group.addoption("--lab-granularity", choices=_GRANULARITIES, default="line",
                     help="granularity lab_explore explores at unless a test says otherwise (default: line)")
+    group.addoption("--lab-explore", action="store_true", default=False,
+                    help="explore scenarios under every interleaving instead of running one schedule")
+
+
+@pytest.fixture
+def lab_explores(request: pytest.FixtureRequest) -> bool:
+    """True when ``--lab-explore`` was given: a test that runs a scenario should explore it instead."""
+    return bool(request.config.getoption("--lab-explore"))
 
 
 @pytest.fixture
