@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from lab.engine.accesses import ModuleRuntime
+from lab.errors import ScenarioError
 
 RUNTIME_NAME = "__lab_runtime__"
 _KEEP_CALLS = frozenset({"super", "locals", "globals", "vars", "dir", "eval", "exec", "breakpoint", "__import__"})
@@ -50,7 +51,7 @@ _OPS = {
 }
 
 
-class InstrumentError(Exception):
+class InstrumentError(ScenarioError):
     """A module under test could not be rewritten (its source is missing or does not parse)."""
 
 

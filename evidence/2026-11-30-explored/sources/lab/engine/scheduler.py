@@ -381,11 +381,6 @@ class Scheduler:
             actor.locks.discard(name)
             actor.lockset = frozenset(actor.locks)
 
-    def locks_held(self) -> frozenset[str]:
-        """The names of the locks the calling actor holds (empty outside actors)."""
-        actor = self._me()
-        return frozenset(actor.locks) if actor is not None else frozenset()
-
     def events(self) -> tuple[TraceEvent, ...]:
         """The events recorded so far, in order."""
         return tuple(self._trace)

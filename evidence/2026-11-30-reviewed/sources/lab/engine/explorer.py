@@ -91,7 +91,6 @@ class Exploration:
 
     schedules: int = 0
     pruned: int = 0
-    dropped_plans: int = 0
     bounded: bool = False
     budget_hit: bool = False
     naive_bound: int = 0
@@ -218,7 +217,6 @@ class Explorer:
             branch = node.wakeup[0]
             if branch.actor not in node.enabled or branch.actor in node.sleep or branch.actor in node.explored:
                 node.wakeup.pop(0)
-                found.dropped_plans += 1
                 continue
             if self._bound is not None and node.preemptions + self._is_preemption(node, branch.actor) > self._bound:
                 node.wakeup.pop(0)
@@ -256,13 +254,12 @@ class Explorer:
         """Depth first: the deepest point whose wakeup tree still plans a branch after the one just explored."""
         for depth in range(len(nodes) - 1, -1, -1):
             node = nodes[depth]
-            if not dry_run and node.wakeup and node.wakeup[0].actor == node.chosen:
-                node.wakeup.pop(0)  # its whole subtree is explored: it sleeps for the branches after it
-            planned = [b for b in node.wakeup if b.actor != node.chosen] if dry_run else None
-            if dry_run:
-                if planned:
+            if dry_run:  # only asking whether anything is left (the budget ran out): change nothing
+                if any(branch.actor != node.chosen for branch in node.wakeup):
                     return True
                 continue
+            if node.wakeup and node.wakeup[0].actor == node.chosen:
+                node.wakeup.pop(0)  # its whole subtree is explored: it sleeps for the branches after it
             branch = self._next_planned(node, found)
             if branch is None:
                 continue
