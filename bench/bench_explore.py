@@ -84,45 +84,60 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--repeat", type=int, default=5, help="repeats of each timed measurement (default 5)")
     parser.add_argument("--handoffs", type=int, default=20_000, help="handoffs per ping-pong sample (default 20000)")
-    parser.add_argument("--naive-budget", type=int, default=200_000,
-                        help="schedules the naive enumeration of race_two_requests may run (default 200000)")
+    parser.add_argument(
+        "--naive-budget",
+        type=int,
+        default=200_000,
+        help="schedules the naive enumeration of race_two_requests may run (default 200000)",
+    )
     args = parser.parse_args(argv)
     race = _load("race_two_requests")
-    print(f"exploration cost: medians of {args.repeat} repeats, Python {sys.version.split()[0]}, "
-          f"{os.cpu_count()} CPUs")
+    print(f"exploration cost: medians of {args.repeat} repeats, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
 
     print("\n(a) race_two_requests over VersionedSession")
-    print(f"  {'granularity':<12} {'schedules':>9} {'pruned':>7} {'decisions':>9} {'seconds':>8} {'schedules/s':>12} "
-          f"{'runs/s':>8}")
+    print(
+        f"  {'granularity':<12} {'schedules':>9} {'pruned':>7} {'decisions':>9} {'seconds':>8} {'schedules/s':>12} "
+        f"{'runs/s':>8}"
+    )
     measured: dict[str, tuple[ScenarioExploration, float, int]] = {}
     for granularity in ("probe", "line"):
         found, seconds, decisions = _median_run(race, args.repeat, granularity=granularity, variant="VersionedSession")
         measured[granularity] = (found, seconds, decisions)
         runs = found.schedules + found.pruned
-        print(f"  {granularity:<12} {found.schedules:>9} {found.pruned:>7} {decisions:>9} {seconds:>8.3f} "
-              f"{found.schedules / seconds:>12.0f} {runs / seconds:>8.0f}")
+        print(
+            f"  {granularity:<12} {found.schedules:>9} {found.pruned:>7} {decisions:>9} {seconds:>8.3f} "
+            f"{found.schedules / seconds:>12.0f} {runs / seconds:>8.0f}"
+        )
 
     print("\n(b) reduction against a naive enumeration (probe granularity, correct variant)")
     subject = race
     naive, naive_seconds, _ = explore_timed(race, reduction=False, max_schedules=args.naive_budget)
     timed = "one run"
     if naive.budget_hit:
-        print(f"  race_two_requests: the naive enumeration did not finish within {args.naive_budget} schedules "
-              f"({naive_seconds:.1f} s, {naive.schedules / naive_seconds:.0f} schedules/s; its naive_bound is "
-              f"{naive.naive_bound}): too big for this budget, so the comparison below uses race_duplicate_delivery")
+        print(
+            f"  race_two_requests: the naive enumeration did not finish within {args.naive_budget} schedules "
+            f"({naive_seconds:.1f} s, {naive.schedules / naive_seconds:.0f} schedules/s; its naive_bound is "
+            f"{naive.naive_bound}): too big for this budget, so the comparison below uses race_duplicate_delivery"
+        )
         subject = _load("race_duplicate_delivery")
         naive, naive_seconds, _ = _median_run(subject, args.repeat, reduction=False)
         timed = "median"
     reduced, reduced_seconds, _ = _median_run(subject, args.repeat)
     print(f"  {'scenario':<24} {'search':<26} {'schedules':>9} {'pruned':>7} {'outcomes':>8} {'seconds':>8}")
     print(f"  {subject.name:<24} {'naive_bound (multinomial)':<26} {naive.naive_bound:>9}")
-    print(f"  {'':<24} {'reduction off':<26} {naive.schedules:>9} {naive.pruned:>7} {naive.distinct:>8} "
-          f"{naive_seconds:>8.3f}  ({timed})")
-    print(f"  {'':<24} {'DPOR + sleep sets':<26} {reduced.schedules:>9} {reduced.pruned:>7} {reduced.distinct:>8} "
-          f"{reduced_seconds:>8.3f}  (median)")
-    print(f"  reduction: {naive.schedules / reduced.schedules:.0f}x fewer schedules than the naive enumeration, "
-          f"{naive.naive_bound / reduced.schedules:.0f}x fewer than naive_bound; the same outcomes reached: "
-          f"{'yes' if sorted(naive.outcomes) == sorted(reduced.outcomes) else 'NO'}")
+    print(
+        f"  {'':<24} {'reduction off':<26} {naive.schedules:>9} {naive.pruned:>7} {naive.distinct:>8} "
+        f"{naive_seconds:>8.3f}  ({timed})"
+    )
+    print(
+        f"  {'':<24} {'DPOR + sleep sets':<26} {reduced.schedules:>9} {reduced.pruned:>7} {reduced.distinct:>8} "
+        f"{reduced_seconds:>8.3f}  (median)"
+    )
+    print(
+        f"  reduction: {naive.schedules / reduced.schedules:.0f}x fewer schedules than the naive enumeration, "
+        f"{naive.naive_bound / reduced.schedules:.0f}x fewer than naive_bound; the same outcomes reached: "
+        f"{'yes' if sorted(naive.outcomes) == sorted(reduced.outcomes) else 'NO'}"
+    )
 
     print("\n(c) one scheduling step against the floor")
     floor = statistics.median(event_ping_pong(args.handoffs) for _ in range(args.repeat))

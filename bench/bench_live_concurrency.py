@@ -157,8 +157,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.threads} concurrent asks on one session, server delay {args.delay_ms} ms, loopback HTTP,"
         f" median of {args.rounds} rounds (Python {sys.version.split()[0]})"
     )
-    for name, rounds in (("transactional (lock held across send)", transactional),
-                         ("versioned (send outside the lock)", versioned)):
+    for name, rounds in (
+        ("transactional (lock held across send)", transactional),
+        ("versioned (send outside the lock)", versioned),
+    ):
         _print(name, rounds)
     wall_ratio = _median(transactional, "seconds") / _median(versioned, "seconds")
     rate_ratio = _median(versioned, "commits_per_second") / _median(transactional, "commits_per_second")

@@ -68,8 +68,10 @@ def main() -> None:
     args = parser.parse_args()
     handoff = event_ping_pong(20_000)
     print(f"floor: raw threading.Event ping-pong, {handoff * 1e6:.1f} us per handoff")
-    header = f"{'problem':16} {'variant':24} {'gran':5} {'mode':7} {'verdict':10} {'sched':>6} {'cut':>5} " \
-             f"{'to find':>7} {'ms/sched':>8} {'x floor':>8}"
+    header = (
+        f"{'problem':16} {'variant':24} {'gran':5} {'mode':7} {'verdict':10} {'sched':>6} {'cut':>5} "
+        f"{'to find':>7} {'ms/sched':>8} {'x floor':>8}"
+    )
     print(header)
     print("-" * len(header))
     for path, variants in PROBLEMS:
@@ -83,16 +85,24 @@ def main() -> None:
                 for mode in ("reduced", "naive"):
                     first, progress = _first_failure(loaded)
                     begun = time.perf_counter()
-                    found = explore_scenario(loaded, granularity=granularity, variant=variant,
-                                             reduction=mode == "reduced", progress=progress,  # type: ignore[arg-type]
-                                             max_schedules=args.naive_budget if mode == "naive" else 20_000)
+                    found = explore_scenario(
+                        loaded,
+                        granularity=granularity,
+                        variant=variant,
+                        reduction=mode == "reduced",
+                        progress=progress,  # type: ignore[arg-type]
+                        max_schedules=args.naive_budget if mode == "naive" else 20_000,
+                    )
                     seconds = time.perf_counter() - begun
                     runs = max(found.schedules + found.pruned, 1)
                     per = seconds / runs
                     verdict = str(found.verdict) + ("*" if found.budget_hit else "")
-                    print(f"{loaded.name[:16]:16} {variant[:24]:24} {granularity:5} {mode:7} {verdict:10} "
-                          f"{found.schedules:6} {found.pruned:5} {first[0] if first else '-':>7} "
-                          f"{per * 1e3:8.2f} {per / handoff:8.0f}", flush=True)
+                    print(
+                        f"{loaded.name[:16]:16} {variant[:24]:24} {granularity:5} {mode:7} {verdict:10} "
+                        f"{found.schedules:6} {found.pruned:5} {first[0] if first else '-':>7} "
+                        f"{per * 1e3:8.2f} {per / handoff:8.0f}",
+                        flush=True,
+                    )
     print("* the naive enumeration reached its budget: INCOMPLETE, not a verdict")
     print()
     _scaling(handoff)
@@ -101,15 +111,18 @@ def main() -> None:
 def _with_actors(loaded: LoadedScenario, actors: tuple[str, ...]) -> LoadedScenario:
     """The same scenario with more of its actor methods running (the subclass stays in the model's module, so the
     model file is still the code under test)."""
-    cls = type(f"{loaded.cls.__name__}{len(actors)}", (loaded.cls,),
-               {"actors": actors, "__module__": loaded.cls.__module__})
+    cls = type(
+        f"{loaded.cls.__name__}{len(actors)}", (loaded.cls,), {"actors": actors, "__module__": loaded.cls.__module__}
+    )
     return LoadedScenario(f"{loaded.name}_{len(actors)}", loaded.path, cls, loaded.description)
 
 
 def _scaling(handoff: float) -> None:
     """Executions as actors are added: each must equal the number of interleaving classes (nothing cut short)."""
-    print(f"{'problem':18} {'actors':>6} {'gran':5} {'verdict':10} {'executions':>10} {'cut':>5} "
-          f"{'ms/exec':>8} {'x floor':>8}")
+    print(
+        f"{'problem':18} {'actors':>6} {'gran':5} {'verdict':10} {'executions':>10} {'cut':>5} "
+        f"{'ms/exec':>8} {'x floor':>8}"
+    )
     cases = (
         (ROOT / "bench" / "models" / "check_then_act.py", "CheckedStore", ("a", "b", "c", "d")),
         (ROOT / "bench" / "models" / "many_requests.py", None, ("r1", "r2", "r3", "r4")),
@@ -125,8 +138,11 @@ def _scaling(handoff: float) -> None:
                 found = explore_scenario(loaded, granularity=granularity, variant=variant, max_schedules=20_000)
                 seconds = time.perf_counter() - begun
                 runs = max(found.schedules + found.pruned, 1)
-                print(f"{base.name[:18]:18} {count:6} {granularity:5} {found.verdict:10} {found.schedules:10} "
-                      f"{found.pruned:5} {seconds / runs * 1e3:8.2f} {seconds / runs / handoff:8.0f}", flush=True)
+                print(
+                    f"{base.name[:18]:18} {count:6} {granularity:5} {found.verdict:10} {found.schedules:10} "
+                    f"{found.pruned:5} {seconds / runs * 1e3:8.2f} {seconds / runs / handoff:8.0f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

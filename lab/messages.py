@@ -16,9 +16,7 @@ from enum import StrEnum
 from functools import cached_property
 
 DEFAULT_MODEL = "agnes-3.0-flash"
-DEFAULT_SYSTEM_PROMPT = (
-    "Answer clearly. If the provided messages do not contain a fact, say you do not know."
-)
+DEFAULT_SYSTEM_PROMPT = "Answer clearly. If the provided messages do not contain a fact, say you do not know."
 
 
 class Role(StrEnum):
@@ -108,6 +106,4 @@ def is_whole_pairs(history: Iterable[Message]) -> bool:
     items = tuple(history)
     if len(items) % 2:
         return False
-    return all(
-        items[i].role is Role.USER and items[i + 1].role is Role.ASSISTANT for i in range(0, len(items), 2)
-    )
+    return all(items[i].role is Role.USER and items[i + 1].role is Role.ASSISTANT for i in range(0, len(items), 2))

@@ -30,10 +30,18 @@ _GRANULARITIES = ("probe", "line", "instruction")
 def pytest_addoption(parser: pytest.Parser) -> None:
     """``--lab-granularity``: the default granularity of the ``lab_explore`` fixture."""
     group = parser.getgroup("lab", "concurrency lab")
-    group.addoption("--lab-granularity", choices=_GRANULARITIES, default="line",
-                    help="granularity lab_explore explores at unless a test says otherwise (default: line)")
-    group.addoption("--lab-explore", action="store_true", default=False,
-                    help="explore scenarios under every interleaving instead of running one schedule")
+    group.addoption(
+        "--lab-granularity",
+        choices=_GRANULARITIES,
+        default="line",
+        help="granularity lab_explore explores at unless a test says otherwise (default: line)",
+    )
+    group.addoption(
+        "--lab-explore",
+        action="store_true",
+        default=False,
+        help="explore scenarios under every interleaving instead of running one schedule",
+    )
 
 
 @pytest.fixture

@@ -60,8 +60,12 @@ def summary_table(results: Sequence[ScenarioResult]) -> _Fitted:
         found: list[RenderableType] = []
         for result in results:
             outcomes = ", ".join(f"{actor}: {outcome}" for actor, outcome in result.outcomes.items()) or "-"
-            line = Text.assemble(_verdict_text(result.verdict.value), " ", (result.name, "bold"),
-                                 f"  {result.checks_passed}/{len(result.checks)} checks  {outcomes}")
+            line = Text.assemble(
+                _verdict_text(result.verdict.value),
+                " ",
+                (result.name, "bold"),
+                f"  {result.checks_passed}/{len(result.checks)} checks  {outcomes}",
+            )
             found.append(line)
             found.append(_indented(("[mutant] " if result.mutant else "") + result.lesson, style="dim"))
         return found
@@ -80,8 +84,13 @@ def _summary_table(results: Sequence[ScenarioResult]) -> Table:
         outcomes = ", ".join(f"{actor}: {outcome}" for actor, outcome in result.outcomes.items()) or "-"
         checks = f"{result.checks_passed}/{len(result.checks)}"
         lesson = Text(("[mutant] " if result.mutant else "") + result.lesson)
-        table.add_row(result.name, lesson, Text(outcomes), checks,
-                      Text(result.verdict.value, style=_VERDICT_STYLE[result.verdict]))
+        table.add_row(
+            result.name,
+            lesson,
+            Text(outcomes),
+            checks,
+            Text(result.verdict.value, style=_VERDICT_STYLE[result.verdict]),
+        )
     return table
 
 
@@ -135,26 +144,49 @@ def exploration_table(explorations: Sequence[ScenarioExploration]) -> _Fitted:
     """One row per exploration: verdict, schedules run and pruned, the naive bound, distinct outcomes."""
 
     def lines() -> list[RenderableType]:
-        return [Text.assemble(_verdict_text(found.verdict.value), " ", (found.name, "bold"),
-                              f"  {found.granularity}" + (f"  {found.variant}" if found.variant else "")
-                              + f"  {found.schedules} schedules, {found.pruned} cut short, naive "
-                              f"{naive_text(found.naive_bound)}, {found.distinct} outcomes, {found.seconds:.2f} s")
-                for found in explorations]
+        return [
+            Text.assemble(
+                _verdict_text(found.verdict.value),
+                " ",
+                (found.name, "bold"),
+                f"  {found.granularity}"
+                + (f"  {found.variant}" if found.variant else "")
+                + f"  {found.schedules} schedules, {found.pruned} cut short, naive "
+                f"{naive_text(found.naive_bound)}, {found.distinct} outcomes, {found.seconds:.2f} s",
+            )
+            for found in explorations
+        ]
 
     return _Fitted(lambda: _exploration_table(explorations), lines)
 
 
 def _exploration_table(explorations: Sequence[ScenarioExploration]) -> Table:
     table = Table(title="Exploration", expand=False)
-    for column, justify in (("scenario", "left"), ("variant", "left"), ("granularity", "left"),
-                            ("verdict", "left"), ("schedules", "right"), ("pruned", "right"),
-                            ("naive bound", "right"), ("outcomes", "right"), ("seconds", "right")):
+    for column, justify in (
+        ("scenario", "left"),
+        ("variant", "left"),
+        ("granularity", "left"),
+        ("verdict", "left"),
+        ("schedules", "right"),
+        ("pruned", "right"),
+        ("naive bound", "right"),
+        ("outcomes", "right"),
+        ("seconds", "right"),
+    ):
         table.add_column(column, justify=justify, no_wrap=column != "scenario")  # type: ignore[arg-type]
     for found in explorations:
         style = {"PASS": "green", "FAIL": "red"}.get(found.verdict.value, "yellow")
-        table.add_row(found.name, found.variant or "-", found.granularity, Text(found.verdict.value, style=style),
-                      str(found.schedules), str(found.pruned), naive_text(found.naive_bound), str(found.distinct),
-                      f"{found.seconds:.2f}")
+        table.add_row(
+            found.name,
+            found.variant or "-",
+            found.granularity,
+            Text(found.verdict.value, style=style),
+            str(found.schedules),
+            str(found.pruned),
+            naive_text(found.naive_bound),
+            str(found.distinct),
+            f"{found.seconds:.2f}",
+        )
     return table
 
 
@@ -190,8 +222,9 @@ def print_counterexample(console: Console, found: ScenarioExploration) -> None:
     if example is None:
         return
     console.print(f"[red]counterexample[/] in {found.name}: {example.why}", highlight=False)
-    console.print(f"  reached: {', '.join(f'{k}={v}' for k, v in example.observed.items())}", markup=False,
-                  highlight=False)
+    console.print(
+        f"  reached: {', '.join(f'{k}={v}' for k, v in example.observed.items())}", markup=False, highlight=False
+    )
     # One logical line, never wrapped by us: a schedule cut in two could not be pasted back.
     console.print(f"  replay:  {found.replay_command}", markup=False, highlight=False, soft_wrap=True)
     print_explanation(console, found)
@@ -264,8 +297,11 @@ def replay_table(result: ScenarioResult, actors: Sequence[str]) -> Table:
     states = dict(result.state_rows)
     previous: TraceEvent | None = None
     for event in result.trace:
-        if previous is not None and event.actor != previous.actor and previous.actor in actors and not (
-            previous.op in {"end", "error", "lock.wait", "hold"} or previous.detail.get("blocked")
+        if (
+            previous is not None
+            and event.actor != previous.actor
+            and previous.actor in actors
+            and not (previous.op in {"end", "error", "lock.wait", "hold"} or previous.detail.get("blocked"))
         ):
             cells: list[Text | str] = ["" for _ in actors]
             cells[list(actors).index(previous.actor)] = Text("switch (preempted)", style="yellow")

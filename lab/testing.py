@@ -61,8 +61,16 @@ def explore_code(
     is done; an actor that raises fails too. ``under_test`` lists the modules whose code the actors run (the module
     calling this function is always included).
     """
-    found, loaded = _explore(setup=setup, actors=actors, check=check, under_test=under_test,
-                             granularity=granularity, max_schedules=max_schedules, name=name, caller=2)
+    found, loaded = _explore(
+        setup=setup,
+        actors=actors,
+        check=check,
+        under_test=under_test,
+        granularity=granularity,
+        max_schedules=max_schedules,
+        name=name,
+        caller=2,
+    )
     if found.verdict is ExploreVerdict.PASS:
         return found
     raise AssertionError(failure_text(found, loaded))
@@ -90,14 +98,27 @@ def failure_text(found: ScenarioExploration, loaded: LoadedScenario) -> str:
     return "\n".join(lines)
 
 
-def _explore(*, setup: Callable[[Lab], Any], actors: Mapping[str, Callable[[Any], object]], check: Check | None,
-             under_test: Sequence[types.ModuleType | str], granularity: str, max_schedules: int, name: str,
-             caller: int) -> tuple[ScenarioExploration, LoadedScenario]:
+def _explore(
+    *,
+    setup: Callable[[Lab], Any],
+    actors: Mapping[str, Callable[[Any], object]],
+    check: Check | None,
+    under_test: Sequence[types.ModuleType | str],
+    granularity: str,
+    max_schedules: int,
+    name: str,
+    caller: int,
+) -> tuple[ScenarioExploration, LoadedScenario]:
     if not actors:
         raise ValueError("explore_code needs at least one actor")
-    frame = next((f for f in inspect.stack()[caller:]
-                  if f.frame.f_globals.get("__name__") not in ("lab.testing", "lab.pytest_plugin")),
-                 inspect.stack()[caller])  # the test that asked, not the fixture in between
+    frame = next(
+        (
+            f
+            for f in inspect.stack()[caller:]
+            if f.frame.f_globals.get("__name__") not in ("lab.testing", "lab.pytest_plugin")
+        ),
+        inspect.stack()[caller],
+    )  # the test that asked, not the fixture in between
     home = str(frame.frame.f_globals.get("__name__", "__main__"))
     names = [m.__name__ if isinstance(m, types.ModuleType) else str(m) for m in under_test]
     cls = _scenario_class(setup, actors, check, home, names, name or f"explore_{frame.function}")
@@ -106,8 +127,14 @@ def _explore(*, setup: Callable[[Lab], Any], actors: Mapping[str, Callable[[Any]
     return found, loaded
 
 
-def _scenario_class(setup: Callable[[Lab], Any], actors: Mapping[str, Callable[[Any], object]], check: Check | None,
-                    home: str, under_test: list[str], name: str) -> type[Scenario]:
+def _scenario_class(
+    setup: Callable[[Lab], Any],
+    actors: Mapping[str, Callable[[Any], object]],
+    check: Check | None,
+    home: str,
+    under_test: list[str],
+    name: str,
+) -> type[Scenario]:
     def _setup(self: Any) -> None:
         self.state = setup(self.lab)
 

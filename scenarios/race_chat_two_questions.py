@@ -19,9 +19,13 @@ class RaceChatTwoQuestions(Scenario):
     )
 
     def setup(self) -> None:
-        self.model = self.lab.transport("model", by_question={
-            "alice question": Reply("alice answer"), "bob question": Reply("bob answer"),
-        })
+        self.model = self.lab.transport(
+            "model",
+            by_question={
+                "alice question": Reply("alice answer"),
+                "bob question": Reply("bob answer"),
+            },
+        )
         self.chat = self.variant(self.model, lock=self.lab.lock("chat.lock"), probe=self.lab.probe("chat"))
 
     def alice(self) -> AskResult:

@@ -15,10 +15,15 @@ class RaceDuplicateDelivery(Scenario):
     actors = ("first", "retry")
     variants = VERSIONED_VARIANTS
     outcomes = (
-        acceptable("first delivery committed, the retry found its receipt", first="COMMITTED", retry="DUPLICATE",
-                   version=1),
-        acceptable("the retry happened to arrive first; the other delivery is the duplicate", first="DUPLICATE",
-                   retry="COMMITTED", version=1),
+        acceptable(
+            "first delivery committed, the retry found its receipt", first="COMMITTED", retry="DUPLICATE", version=1
+        ),
+        acceptable(
+            "the retry happened to arrive first; the other delivery is the duplicate",
+            first="DUPLICATE",
+            retry="COMMITTED",
+            version=1,
+        ),
         forbidden("a delivery of an already committed request was called STALE", first="STALE"),
         forbidden("a delivery of an already committed request was called STALE", retry="STALE"),
     )

@@ -15,8 +15,9 @@ class RaceFailedReply(Scenario):
     actors = ("failing", "valid")
     variants = VERSIONED_VARIANTS
     outcomes = (
-        acceptable("the failure changed nothing; the valid reply committed", failing="INVALID", valid="COMMITTED",
-                   version=1),
+        acceptable(
+            "the failure changed nothing; the valid reply committed", failing="INVALID", valid="COMMITTED", version=1
+        ),
         forbidden("a reply that committed nothing made the valid answer STALE", valid="STALE"),
     )
 

@@ -17,14 +17,25 @@ class RaceTwoRequests(Scenario):
     actors = ("slow", "fast")
     variants = VERSIONED_VARIANTS
     outcomes = (
-        acceptable("both began on one version; slow committed first, fast is STALE",
-                   slow="COMMITTED", fast="STALE", version=2),
-        acceptable("both began on one version; fast committed first, slow is STALE",
-                   slow="STALE", fast="COMMITTED", version=2),
-        acceptable("one began after the other had committed: each answer is built on the history it joins",
-                   slow="COMMITTED", fast="COMMITTED", tickets="different", version=3),
-        forbidden("two answers built on the same version were both committed: the history splices them",
-                  slow="COMMITTED", fast="COMMITTED", tickets="same"),
+        acceptable(
+            "both began on one version; slow committed first, fast is STALE", slow="COMMITTED", fast="STALE", version=2
+        ),
+        acceptable(
+            "both began on one version; fast committed first, slow is STALE", slow="STALE", fast="COMMITTED", version=2
+        ),
+        acceptable(
+            "one began after the other had committed: each answer is built on the history it joins",
+            slow="COMMITTED",
+            fast="COMMITTED",
+            tickets="different",
+            version=3,
+        ),
+        forbidden(
+            "two answers built on the same version were both committed: the history splices them",
+            slow="COMMITTED",
+            fast="COMMITTED",
+            tickets="same",
+        ),
     )
 
     def setup(self) -> None:
@@ -56,6 +67,7 @@ class RaceTwoRequests(Scenario):
         _version, history = self.session.snapshot()
         yield "history is whole pairs", is_whole_pairs(history)
         yield "history keeps at most 2 rounds", len(history) <= 4
-        yield "each ticket still holds the history it began with", all(
-            tuple(ticket.history) == self.seen[who] for who, ticket in self.tickets.items()
+        yield (
+            "each ticket still holds the history it began with",
+            all(tuple(ticket.history) == self.seen[who] for who, ticket in self.tickets.items()),
         )

@@ -25,8 +25,14 @@ class ReplyTable(Scenario):
     source = "article 000, section 3"
     actors = tuple(ROWS)
     expect = {
-        "ok": "COMMITTED", "rate_limited": "HTTP_429", "server_error": "HTTP_STATUS", "timed_out": "TIMEOUT",
-        "connection_lost": "IO", "unparsable": "PARSE", "empty": "EMPTY", "truncated": "INCOMPLETE",
+        "ok": "COMMITTED",
+        "rate_limited": "HTTP_429",
+        "server_error": "HTTP_STATUS",
+        "timed_out": "TIMEOUT",
+        "connection_lost": "IO",
+        "unparsable": "PARSE",
+        "empty": "EMPTY",
+        "truncated": "INCOMPLETE",
         "no_reason": "INCOMPLETE",
     }
     expect_state = {"history": ["question from ok", "a complete answer"], "transport_calls": 9}

@@ -20,10 +20,13 @@ class SynchronizedBlocksFast(Scenario):
         self.slow_in_flight = self.lab.latch("slow-in-flight")
         self.fast_arrived = self.lab.latch("fast-arrived")
         self.slow_reply = self.lab.latch("slow-reply")
-        self.model = self.lab.transport("model", by_question={
-            "slow question": Held(Reply("slow answer"), until=self.slow_reply),
-            "fast question": Reply("fast answer"),
-        })
+        self.model = self.lab.transport(
+            "model",
+            by_question={
+                "slow question": Held(Reply("slow answer"), until=self.slow_reply),
+                "fast question": Reply("fast answer"),
+            },
+        )
         self.chat = TransactionalChat(self.model, lock=self.lab.lock("chat.lock"), probe=self.lab.probe("chat"))
         self.lab.signal("slow", at="transport:send", latch=self.slow_in_flight)
         self.lab.signal("fast", at="ask:enter", latch=self.fast_arrived)

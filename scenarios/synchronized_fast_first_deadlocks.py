@@ -24,10 +24,13 @@ class SynchronizedFastFirstDeadlocks(Scenario):
     def setup(self) -> None:
         self.slow_in_flight = self.lab.latch("slow-in-flight")
         self.fast_committed = self.lab.latch("fast-committed")
-        self.model = self.lab.transport("model", by_question={
-            "slow question": Held(Reply("slow answer"), until=self.fast_committed),
-            "fast question": Reply("fast answer"),
-        })
+        self.model = self.lab.transport(
+            "model",
+            by_question={
+                "slow question": Held(Reply("slow answer"), until=self.fast_committed),
+                "fast question": Reply("fast answer"),
+            },
+        )
         self.chat = TransactionalChat(self.model, lock=self.lab.lock("chat.lock"), probe=self.lab.probe("chat"))
         self.lab.signal("slow", at="transport:send", latch=self.slow_in_flight)
 

@@ -60,6 +60,8 @@ class TimeoutAfterTrim(Scenario):
         yield "the timeout left the committed history exactly as it was", self.before == self.after
         yield "the candidate that timed out had dropped q1", b"q1 short" not in self.model.requests[2]
         yield "q1's pair survived the timeout", self.after[0].content == "q1 short question"
-        yield "q1's pair never returns after the successful trim", all("q1" not in m.content
-                                                                       for m in self.chat.snapshot())
+        yield (
+            "q1's pair never returns after the successful trim",
+            all("q1" not in m.content for m in self.chat.snapshot()),
+        )
         yield "history is whole pairs", is_whole_pairs(self.chat.snapshot())

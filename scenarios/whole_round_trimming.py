@@ -15,9 +15,7 @@ class WholeRoundTrimming(Scenario):
     expect_state = {"version": 3, "history": ["q2", "a2", "q3", "a3"]}
 
     def setup(self) -> None:
-        self.session = VersionedSession(
-            "s1", max_rounds=2, lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1")
-        )
+        self.session = VersionedSession("s1", max_rounds=2, lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
         self.done = [self.lab.latch("round1-done"), self.lab.latch("round2-done")]
 
     def _round(self, n: int) -> CommitStatus:

@@ -19,7 +19,7 @@ from lab.engine.footprint import EVERYTHING, conflict, describe_entry, entries_c
 from lab.engine.instrument import InstrumentedModule, instrument_module
 from lab.engine.scheduler import Access, Scheduler
 
-_SOURCE = '''
+_SOURCE = """
 import json
 
 COUNT = 0
@@ -92,7 +92,7 @@ def same_result(box):
     box.items.append(1)
     box.items += [2]
     return [i * 2 for i in box.items if i], box.doubled, {k: v for k, v in {"a": 1}.items()}, box.items[0:1]
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -191,10 +191,13 @@ class TestWhatIsRecorded:
             instrumented.uninstall()
         found = _entries(_record(program, inc))
         assert {mode for thing, _key, mode in found if thing.startswith("obj:cell ") and "counter" in thing} == {
-            "r", "w"}
+            "r",
+            "w",
+        }
 
-    def test_code_the_lab_cannot_see_writes_what_it_is_given(self, program: tuple[ModuleType, InstrumentedModule]
-                                                               ) -> None:
+    def test_code_the_lab_cannot_see_writes_what_it_is_given(
+        self, program: tuple[ModuleType, InstrumentedModule]
+    ) -> None:
         module, _ = program
         box = module.Box()
         found = _entries(_record(program, lambda: module.opaque(box)))

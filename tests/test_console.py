@@ -99,8 +99,15 @@ def _run(args: list[str], lines: str, *, key: str | None = FAKE_KEY) -> subproce
     if key is not None:
         env["AGNES_API_KEY"] = key
     return subprocess.run(
-        [sys.executable, "-m", "lab", *args], input=lines, capture_output=True, text=True, encoding="utf-8",
-        cwd=ROOT, env=env, timeout=10, check=False,
+        [sys.executable, "-m", "lab", *args],
+        input=lines,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        cwd=ROOT,
+        env=env,
+        timeout=10,
+        check=False,
     )
 
 
@@ -181,8 +188,15 @@ class TestArguments:
             ([], {}, "required"),
         ],
         ids=[
-            "no-key", "blank-key", "no-base-url", "bad-scheme", "base-url-offline", "bad-session", "bad-deadline",
-            "typo", "none",
+            "no-key",
+            "blank-key",
+            "no-base-url",
+            "bad-scheme",
+            "base-url-offline",
+            "bad-session",
+            "bad-deadline",
+            "typo",
+            "none",
         ],
     )
     def test_a_mistake_is_one_line_and_exit_2(self, args: list[str], environ: dict[str, str], needle: str) -> None:
@@ -230,7 +244,10 @@ class TestLive:
         server = chat_server(_echo)
         out = io.StringIO()
         code = main(
-            ["chat", "--live"], stdin=io.StringIO("hi\n"), stdout=out, stderr=io.StringIO(),
+            ["chat", "--live"],
+            stdin=io.StringIO("hi\n"),
+            stdout=out,
+            stderr=io.StringIO(),
             environ={"AGNES_API_KEY": FAKE_KEY, "AGNES_BASE_URL": server.url},
         )
         assert code == 0 and out.getvalue().splitlines()[1] == "live answer to 'hi' after 2 messages"

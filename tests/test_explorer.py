@@ -41,6 +41,7 @@ def _counter_race(locks: tuple[str, str], steps: int = 2):  # type: ignore[no-un
                 for _ in range(steps):
                     with lock:
                         order.append(name)
+
             return body
 
         scheduler.add_actor("a", actor("a", made[locks[0]]))
@@ -146,8 +147,10 @@ class TestScenarioExploration:
 
     def test_kill_matrix_kills_every_mutant_and_spares_the_correct(self) -> None:
         """Every mutant is killed by some race scenario; no correct variant is killed by any."""
-        races = [_load(n) for n in ("race_two_requests", "race_duplicate_delivery", "race_failed_reply",
-                                    "race_chat_two_questions")]
+        races = [
+            _load(n)
+            for n in ("race_two_requests", "race_duplicate_delivery", "race_failed_reply", "race_chat_two_questions")
+        ]
         matrix = build_kill_matrix(races)
         assert matrix.problems() == []
         assert set(matrix.correct) == {"VersionedSession", "TransactionalChat"}
@@ -184,15 +187,23 @@ def test_a_partial_kill_matrix_notes_survivors_instead_of_failing() -> None:
     """--scenario NAME builds the matrix of NAME only: a mutant another race kills is noted, not a failure."""
     from lab.scenarios.kill_matrix import KillCell, KillMatrix
 
-    cells = (KillCell("Correct", "race_a", "probe", "survived", 4),
-             KillCell("Mutant", "race_a", "probe", "survived", 4))
+    cells = (
+        KillCell("Correct", "race_a", "probe", "survived", 4),
+        KillCell("Mutant", "race_a", "probe", "survived", 4),
+    )
     whole = KillMatrix(("Correct", "Mutant"), ("race_a",), ("Correct",), cells)
     part = KillMatrix(("Correct", "Mutant"), ("race_a",), ("Correct",), cells, partial=True)
     assert whole.problems() == ["mutant Mutant survived every race scenario"] and whole.notes() == []
     assert part.problems() == []
-    assert part.notes() == ["mutant Mutant was not killed by race_a; whether another race scenario kills it, only "
-                            "the whole matrix (every race scenario) says"]
-    killed_correct = KillMatrix(("Correct",), ("race_a",), ("Correct",),
-                                (KillCell("Correct", "race_a", "probe", "killed", 4, "0:01", "FORBIDDEN"),),
-                                partial=True)
+    assert part.notes() == [
+        "mutant Mutant was not killed by race_a; whether another race scenario kills it, only "
+        "the whole matrix (every race scenario) says"
+    ]
+    killed_correct = KillMatrix(
+        ("Correct",),
+        ("race_a",),
+        ("Correct",),
+        (KillCell("Correct", "race_a", "probe", "killed", 4, "0:01", "FORBIDDEN"),),
+        partial=True,
+    )
     assert killed_correct.problems()  # a correct variant killed is a failure, whatever the selection

@@ -184,9 +184,7 @@ class TestRequest:
         chat.ask("And of Italy?")
         first, second = server.received
         assert first.body == chat.build_request([Message(Role.USER, "Capital of France? 你好")]).body
-        assert second.body == chat.build_request(
-            [*chat.snapshot()[:2], Message(Role.USER, "And of Italy?")]
-        ).body
+        assert second.body == chat.build_request([*chat.snapshot()[:2], Message(Role.USER, "And of Italy?")]).body
         assert first.path == "/v1/chat/completions"
         assert first.headers["Authorization"] == f"Bearer {FAKE_KEY}"
         assert first.headers["Content-Type"] == "application/json"
@@ -350,8 +348,17 @@ class TestParse:
             b"",
         ],
         ids=[
-            "text", "bad-utf8", "deep-nesting", "list", "no-choices", "choice-not-object", "no-message",
-            "no-content", "content-not-text", "reason-not-text", "empty-body",
+            "text",
+            "bad-utf8",
+            "deep-nesting",
+            "list",
+            "no-choices",
+            "choice-not-object",
+            "no-message",
+            "no-content",
+            "content-not-text",
+            "reason-not-text",
+            "empty-body",
         ],
     )
     def test_a_body_without_the_completion_shape_is_parse(
@@ -403,9 +410,17 @@ class TestSecrets:
         captured = capsys.readouterr()
         everything = "\n".join(
             [
-                str(result), repr(result), repr(chat), str(caught.value), repr(caught.value),
-                "".join(traceback.format_exception(caught.value)), repr(transport), repr(vars(transport)),
-                captured.out, captured.err, caplog.text,
+                str(result),
+                repr(result),
+                repr(chat),
+                str(caught.value),
+                repr(caught.value),
+                "".join(traceback.format_exception(caught.value)),
+                repr(transport),
+                repr(vars(transport)),
+                captured.out,
+                captured.err,
+                caplog.text,
             ]
         )
         assert SECRET not in everything
@@ -422,8 +437,14 @@ class TestSecrets:
 class TestConfiguration:
     @pytest.mark.parametrize(
         "url",
-        ["ftp://127.0.0.1/v1", "http://user:pw@127.0.0.1/v1", "http://127.0.0.1/v1?key=x", "http:///v1",
-         "http://127.0.0.1:99999/v1", "127.0.0.1:8000"],
+        [
+            "ftp://127.0.0.1/v1",
+            "http://user:pw@127.0.0.1/v1",
+            "http://127.0.0.1/v1?key=x",
+            "http:///v1",
+            "http://127.0.0.1:99999/v1",
+            "127.0.0.1:8000",
+        ],
         ids=["scheme", "credentials", "query", "no-host", "bad-port", "no-scheme"],
     )
     def test_an_unusable_base_url_is_a_usage_error(self, url: str) -> None:

@@ -37,8 +37,13 @@ def _explore(loaded: LoadedScenario, granularity: str, *, reduction: bool) -> tu
     classes: list[Class] = []
 
     def run_once(policy: object) -> tuple[RunResult, str, object]:
-        result = run_scenario(loaded, policy=policy, granularity=granularity,  # type: ignore[arg-type]
-                              record_accesses=True, watchdog_seconds=5)
+        result = run_scenario(
+            loaded,
+            policy=policy,
+            granularity=granularity,  # type: ignore[arg-type]
+            record_accesses=True,
+            watchdog_seconds=5,
+        )
         assert result.run is not None
         run = result.run
         seen: dict[str, int] = {}
@@ -47,12 +52,14 @@ def _explore(loaded: LoadedScenario, granularity: str, *, reduction: bool) -> tu
             number = seen.get(decision.chosen, 0)
             seen[decision.chosen] = number + 1
             events.append(((decision.chosen, number), footprint))
-        classes.append(frozenset(
-            (first, second)
-            for i, (first, first_fp) in enumerate(events)
-            for second, second_fp in events[i + 1:]
-            if first[0] != second[0] and conflict(first_fp, second_fp)
-        ))
+        classes.append(
+            frozenset(
+                (first, second)
+                for i, (first, first_fp) in enumerate(events)
+                for second, second_fp in events[i + 1 :]
+                if first[0] != second[0] and conflict(first_fp, second_fp)
+            )
+        )
         return run, "", None
 
     found = Explorer(run_once, loaded.cls.actors, reduction=reduction).explore()

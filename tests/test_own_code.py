@@ -13,10 +13,12 @@ from tests.own_code import bank
 @pytest.mark.timeout(60)
 def test_the_racy_account_fails_with_a_replay_table(lab_explore: Callable[..., ScenarioExploration]) -> None:
     with pytest.raises(AssertionError) as failed:
-        lab_explore(setup=lambda lab: bank.Account(),
-                    actors={"alice": lambda acct: acct.deposit(5), "bob": lambda acct: acct.deposit(7)},
-                    check=lambda acct: {"no deposit lost": acct.balance == 12},
-                    under_test=[bank])
+        lab_explore(
+            setup=lambda lab: bank.Account(),
+            actors={"alice": lambda acct: acct.deposit(5), "bob": lambda acct: acct.deposit(7)},
+            check=lambda acct: {"no deposit lost": acct.balance == 12},
+            under_test=[bank],
+        )
     text = str(failed.value)
     assert "FAIL" in text and "no deposit lost" in text
     header = next(line for line in text.splitlines() if "alice" in line and "bob" in line)
@@ -27,19 +29,22 @@ def test_the_racy_account_fails_with_a_replay_table(lab_explore: Callable[..., S
 
 @pytest.mark.timeout(60)
 def test_the_fixed_twin_passes(lab_explore: Callable[..., ScenarioExploration]) -> None:
-    found = lab_explore(setup=lambda lab: bank.SafeAccount(),
-                        actors={"alice": lambda acct: acct.deposit(5), "bob": lambda acct: acct.deposit(7)},
-                        check=lambda acct: {"no deposit lost": acct.balance == 12},
-                        under_test=[bank])
+    found = lab_explore(
+        setup=lambda lab: bank.SafeAccount(),
+        actors={"alice": lambda acct: acct.deposit(5), "bob": lambda acct: acct.deposit(7)},
+        check=lambda acct: {"no deposit lost": acct.balance == 12},
+        under_test=[bank],
+    )
     assert found.verdict is ExploreVerdict.PASS and found.schedules >= 2
 
 
 @pytest.mark.timeout(60)
-def test_an_actor_written_as_a_lambda_in_the_test_is_recorded(lab_explore: Callable[..., ScenarioExploration]
-                                                              ) -> None:
+def test_an_actor_written_as_a_lambda_in_the_test_is_recorded(lab_explore: Callable[..., ScenarioExploration]) -> None:
     """The race lives in the test's own lambdas (no module of the learner's): still found."""
     with pytest.raises(AssertionError, match="FAIL"):
-        lab_explore(setup=lambda lab: {"n": 0},
-                    actors={"a": lambda box: box.update(n=box["n"] + 1), "b": lambda box: box.update(n=box["n"] + 1)},
-                    check=lambda box: {"both counted": box["n"] == 2},
-                    granularity="instruction")
+        lab_explore(
+            setup=lambda lab: {"n": 0},
+            actors={"a": lambda box: box.update(n=box["n"] + 1), "b": lambda box: box.update(n=box["n"] + 1)},
+            check=lambda box: {"both counted": box["n"] == 2},
+            granularity="instruction",
+        )

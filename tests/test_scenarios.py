@@ -19,12 +19,29 @@ ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"
 SHIPPED = [path.stem for path in sorted(SCENARIOS.glob("[!_]*.py"))]
 REQUIRED = {
-    "out_of_order_commit", "duplicate_commit", "id_conflict", "incomplete_output", "whole_round_trimming",
-    "foreign_ticket", "snapshot_isolation", "swapped_latches", "failed_reply_first", "ticket_to_other_session",
-    "receipt_eviction", "timeout_after_trim", "rejected_before_transport", "reply_table",
-    "synchronized_blocks_fast", "versioned_lets_fast_through", "synchronized_fast_first_deadlocks",
-    "mutant_check_outside_lock", "mutant_trim_by_message",
-    "race_two_requests", "race_duplicate_delivery", "race_failed_reply", "race_chat_two_questions",
+    "out_of_order_commit",
+    "duplicate_commit",
+    "id_conflict",
+    "incomplete_output",
+    "whole_round_trimming",
+    "foreign_ticket",
+    "snapshot_isolation",
+    "swapped_latches",
+    "failed_reply_first",
+    "ticket_to_other_session",
+    "receipt_eviction",
+    "timeout_after_trim",
+    "rejected_before_transport",
+    "reply_table",
+    "synchronized_blocks_fast",
+    "versioned_lets_fast_through",
+    "synchronized_fast_first_deadlocks",
+    "mutant_check_outside_lock",
+    "mutant_trim_by_message",
+    "race_two_requests",
+    "race_duplicate_delivery",
+    "race_failed_reply",
+    "race_chat_two_questions",
 }
 
 
@@ -76,24 +93,41 @@ class TestShippedScenarios:
         """The lesson's trace, pinned in full: fast commits while slow waits, then slow is STALE."""
         lines = [f"{e.actor} {e.describe()}" for e in run_scenario(_load("out_of_order_commit")).trace]
         assert lines == [
-            "slow start", "slow probe s1 (point=begin:enter)", "slow lock.acquire s1.lock",
-            "slow lock.release s1.lock", "slow note (text=begin -> ticket v0)",
+            "slow start",
+            "slow probe s1 (point=begin:enter)",
+            "slow lock.acquire s1.lock",
+            "slow lock.release s1.lock",
+            "slow note (text=begin -> ticket v0)",
             "slow latch.count_down slow-began (remaining=0)",
             "slow latch.wait fast-committed (blocked=True, remaining=1)",
-            "fast start", "fast latch.wait slow-began (remaining=0)", "fast probe s1 (point=begin:enter)",
-            "fast lock.acquire s1.lock", "fast lock.release s1.lock", "fast note (text=begin -> ticket v0)",
-            "fast probe s1 (point=commit:enter)", "fast lock.acquire s1.lock", "fast probe s1 (point=commit:checked)",
-            "fast probe s1 (point=commit:write)", "fast lock.release s1.lock",
-            "fast latch.count_down fast-committed (remaining=0)", "fast end -> COMMITTED",
-            "slow latch.open fast-committed", "slow probe s1 (point=commit:enter)", "slow lock.acquire s1.lock",
-            "slow lock.release s1.lock", "slow end -> STALE",
+            "fast start",
+            "fast latch.wait slow-began (remaining=0)",
+            "fast probe s1 (point=begin:enter)",
+            "fast lock.acquire s1.lock",
+            "fast lock.release s1.lock",
+            "fast note (text=begin -> ticket v0)",
+            "fast probe s1 (point=commit:enter)",
+            "fast lock.acquire s1.lock",
+            "fast probe s1 (point=commit:checked)",
+            "fast probe s1 (point=commit:write)",
+            "fast lock.release s1.lock",
+            "fast latch.count_down fast-committed (remaining=0)",
+            "fast end -> COMMITTED",
+            "slow latch.open fast-committed",
+            "slow probe s1 (point=commit:enter)",
+            "slow lock.acquire s1.lock",
+            "slow lock.release s1.lock",
+            "slow end -> STALE",
             "lab final (history=['fast question', 'new answer'], version=1)",
         ]
 
 
 def _digests() -> dict[str, str]:
-    return {item.name: trace_digest(run_scenario(item).trace)
-            for item in load_all(SCENARIOS) if isinstance(item, LoadedScenario)}
+    return {
+        item.name: trace_digest(run_scenario(item).trace)
+        for item in load_all(SCENARIOS)
+        if isinstance(item, LoadedScenario)
+    }
 
 
 class TestDeterminism:
@@ -115,8 +149,15 @@ class TestDeterminism:
         here = _digests()
         for seed in ("1", "4242"):
             env = {**os.environ, "PYTHONHASHSEED": seed}
-            out = subprocess.run([sys.executable, "-c", code, str(ROOT)], env=env, capture_output=True, text=True,
-                                 check=True, cwd=ROOT, timeout=50)
+            out = subprocess.run(
+                [sys.executable, "-c", code, str(ROOT)],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=ROOT,
+                timeout=50,
+            )
             assert json.loads(out.stdout) == here
 
 
@@ -154,7 +195,7 @@ class TestBrokenScenarios:
         (tmp_path / "typo.py").write_text(
             '"""x"""\nfrom lab import Scenario\nclass A(Scenario):\n    source="s"\n    actors=("slow",)\n'
             '    def setup(self):\n        self.lab.hold("slwo", at="p", until=self.lab.latch("l"))\n'
-            '    def slow(self): pass\n'
+            "    def slow(self): pass\n"
         )
         result = run_scenario(_load_from(tmp_path / "typo.py"))
         assert result.verdict is Verdict.ERROR
@@ -166,7 +207,7 @@ class TestBrokenScenarios:
         (tmp_path / "forgot.py").write_text(
             '"""x"""\nfrom lab import Scenario\nclass A(Scenario):\n    source="s"\n    actors=("a",)\n'
             '    def setup(self):\n        self.done = self.lab.latch("done")\n'
-            '    def a(self):\n        self.done.wait()\n'
+            "    def a(self):\n        self.done.wait()\n"
         )
         result = run_scenario(_load_from(tmp_path / "forgot.py"))
         assert result.verdict is Verdict.FAIL

@@ -26,7 +26,12 @@ class TestScheduling:
         s.add_actor("b", lambda: go.count_down())
         result = s.run()
         assert _ops(result) == [
-            "a:start:", "a:latch.wait:go", "b:start:", "b:latch.count_down:go", "b:end:", "a:latch.open:go",
+            "a:start:",
+            "a:latch.wait:go",
+            "b:start:",
+            "b:latch.count_down:go",
+            "b:end:",
+            "a:latch.open:go",
             "a:end:",
         ]
         assert result.outcomes == {"a": "a-done", "b": "DONE"}
@@ -86,6 +91,7 @@ class TestScheduling:
                 order.append(f"{name} arrives")
                 barrier.wait()
                 order.append(f"{name} passes")
+
             return body
 
         for name in ("a", "b", "c"):
@@ -193,6 +199,7 @@ class TestDiagnosis:
 
     def test_pooled_threads_are_reused_and_all_end_at_shutdown(self) -> None:
         """Actor threads are kept across runs (no thread start per schedule) and end when the pool shuts down."""
+
         def one_run() -> set[int]:
             idents: set[int] = set()
             s = Scheduler()
@@ -234,7 +241,8 @@ class TestPolicy:
         s.add_actor("b", lambda: None)
         result = s.run()
         assert [(d.runnable, d.chosen) for d in result.decisions] == [
-            (("a", "b"), "a"), (("b",), "b"),
+            (("a", "b"), "a"),
+            (("b",), "b"),
         ]
 
 

@@ -43,7 +43,7 @@ class Bump(Scenario):
         return {{"total": self.box.total}}
 '''
 
-_HELPER = '''
+_HELPER = """
 class Box:
     def __init__(self) -> None:
         self.total = 0
@@ -52,7 +52,7 @@ class Box:
 def bump(box: Box) -> None:
     seen = box.total
     box.total = seen + 1
-'''
+"""
 
 
 def _write(folder: Path, name: str, helper: str, extra: str = "") -> Path:
@@ -103,8 +103,10 @@ def test_two_folders_files_of_one_name_stay_two_modules(tmp_path: Path) -> None:
     first.mkdir()
     second.mkdir()
     for folder in (first, second):
-        (folder / "same_name.py").write_text(textwrap.dedent(_SCENARIO).format(
-            helper="json", extra="").replace("helper.Box()", "{'total': 0}"), encoding="utf-8")
+        (folder / "same_name.py").write_text(
+            textwrap.dedent(_SCENARIO).format(helper="json", extra="").replace("helper.Box()", "{'total': 0}"),
+            encoding="utf-8",
+        )
     a, b = load(first / "same_name.py"), load(second / "same_name.py")
     assert isinstance(a, LoadedScenario) and isinstance(b, LoadedScenario)
     assert a.cls.__module__ != b.cls.__module__

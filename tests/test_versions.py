@@ -20,11 +20,15 @@ from lab.scenarios.exploring import explore_scenario
 from lab.scenarios.loader import LoadedScenario, load
 
 ROOT = Path(__file__).resolve().parent.parent
-CASES = (("scenarios/race_two_requests.py", "probe"), ("scenarios/race_two_requests.py", "line"),
-         ("scenarios/race_two_requests.py", "instruction"), ("tests/soundness/three_actors.py", "line"),
-         ("tests/soundness/closure_list.py", "instruction"))
+CASES = (
+    ("scenarios/race_two_requests.py", "probe"),
+    ("scenarios/race_two_requests.py", "line"),
+    ("scenarios/race_two_requests.py", "instruction"),
+    ("tests/soundness/three_actors.py", "line"),
+    ("tests/soundness/closure_list.py", "instruction"),
+)
 
-_PROGRAM = textwrap.dedent('''
+_PROGRAM = textwrap.dedent("""
     import json, sys
     from pathlib import Path
     sys.path.insert(0, sys.argv[1])
@@ -35,7 +39,7 @@ _PROGRAM = textwrap.dedent('''
         result = explore_scenario(load(Path(sys.argv[1]) / path), granularity=granularity)
         found[f"{path}:{granularity}"] = [str(result.verdict), result.schedules, result.pruned, result.outcomes]
     print(json.dumps(found, sort_keys=True))
-''')
+""")
 
 
 def _here() -> dict[str, object]:
@@ -53,8 +57,11 @@ def _interpreter(version: str) -> str | None:
     candidates = [shutil.which(f"python{version}")]
     candidates += sorted(str(p) for p in Path.home().glob(f".pyenv/versions/{version}.*/bin/python{version}"))
     for candidate in candidates:
-        if candidate and subprocess.run([candidate, "-c", "import sys"], capture_output=True, timeout=30,
-                                        check=False).returncode == 0:
+        if (
+            candidate
+            and subprocess.run([candidate, "-c", "import sys"], capture_output=True, timeout=30, check=False).returncode
+            == 0
+        ):
             return candidate
     return None
 
@@ -70,8 +77,9 @@ def test_every_python_explores_alike(version: str) -> None:
     python = _interpreter(version)
     if python is None:
         pytest.skip(f"no working python{version} on this machine to compare with")
-    done = subprocess.run([python, "-c", _PROGRAM, str(ROOT), json.dumps(CASES)], capture_output=True, text=True,
-                          timeout=100, check=False)
+    done = subprocess.run(
+        [python, "-c", _PROGRAM, str(ROOT), json.dumps(CASES)], capture_output=True, text=True, timeout=100, check=False
+    )
     if done.returncode != 0 and "No module named" in done.stderr:
         pytest.skip(f"python{version} lacks what the lab imports: {done.stderr.strip().splitlines()[-1]}")
     assert done.returncode == 0, done.stderr

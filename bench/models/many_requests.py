@@ -18,8 +18,9 @@ class ManyRequests(Scenario):
 
     def setup(self) -> None:
         self.session = VersionedSession("s1", lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
-        self.models = {name: self.lab.transport(f"{name}_model", [Reply(f"{name} answer")])
-                       for name in ("r1", "r2", "r3", "r4")}
+        self.models = {
+            name: self.lab.transport(f"{name}_model", [Reply(f"{name} answer")]) for name in ("r1", "r2", "r3", "r4")
+        }
         self.committed: dict[str, int] = {}
 
     def _request(self, who: str) -> CommitStatus:

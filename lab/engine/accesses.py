@@ -40,13 +40,35 @@ from lab.engine.footprint import ANY_KEY, Entry
 from lab.engine.scheduler import Scheduler
 
 _IMMUTABLE: frozenset[type] = frozenset(
-    {int, float, bool, str, bytes, complex, type(None), range, frozenset, tuple, type(Ellipsis), slice,
-     types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.CodeType}
+    {
+        int,
+        float,
+        bool,
+        str,
+        bytes,
+        complex,
+        type(None),
+        range,
+        frozenset,
+        tuple,
+        type(Ellipsis),
+        slice,
+        types.FunctionType,
+        types.BuiltinFunctionType,
+        types.MethodType,
+        types.CodeType,
+    }
 )
 """Values whose contents no step can change: reading or passing them touches nothing shared."""
 
-_METHODS = (types.FunctionType, staticmethod, classmethod, types.BuiltinFunctionType, types.WrapperDescriptorType,
-            types.MethodDescriptorType)
+_METHODS = (
+    types.FunctionType,
+    staticmethod,
+    classmethod,
+    types.BuiltinFunctionType,
+    types.WrapperDescriptorType,
+    types.MethodDescriptorType,
+)
 _immutable_cache: dict[type, bool] = {}
 
 
@@ -60,26 +82,125 @@ def _immutable(value: object) -> bool:
     return known
 
 
-_PURE_BUILTINS = frozenset({
-    "abs", "all", "any", "ascii", "bin", "bool", "callable", "chr", "divmod", "enumerate", "filter", "format",
-    "frozenset", "hash", "hex", "id", "isinstance", "issubclass", "iter", "len", "map", "max", "min", "oct", "ord",
-    "pow", "repr", "reversed", "round", "sorted", "sum", "zip", "type", "str", "int", "float", "tuple", "list",
-    "dict", "set", "bytes", "print", "dumps", "loads", "deepcopy", "copy",
-})
+_PURE_BUILTINS = frozenset(
+    {
+        "abs",
+        "all",
+        "any",
+        "ascii",
+        "bin",
+        "bool",
+        "callable",
+        "chr",
+        "divmod",
+        "enumerate",
+        "filter",
+        "format",
+        "frozenset",
+        "hash",
+        "hex",
+        "id",
+        "isinstance",
+        "issubclass",
+        "iter",
+        "len",
+        "map",
+        "max",
+        "min",
+        "oct",
+        "ord",
+        "pow",
+        "repr",
+        "reversed",
+        "round",
+        "sorted",
+        "sum",
+        "zip",
+        "type",
+        "str",
+        "int",
+        "float",
+        "tuple",
+        "list",
+        "dict",
+        "set",
+        "bytes",
+        "print",
+        "dumps",
+        "loads",
+        "deepcopy",
+        "copy",
+    }
+)
 """C functions that read their arguments and change none of them (``print`` writes only to the terminal)."""
 
-_READ_ONLY_METHODS = frozenset({
-    "get", "keys", "values", "items", "copy", "count", "index", "locked", "is_set", "__len__", "__contains__",
-    "__getitem__", "__iter__", "startswith", "endswith", "join", "split", "strip", "format", "encode", "decode",
-    "issubset", "issuperset", "isdisjoint", "union", "intersection", "difference", "symmetric_difference",
-    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__repr__", "__str__", "__format__",
-})
+_READ_ONLY_METHODS = frozenset(
+    {
+        "get",
+        "keys",
+        "values",
+        "items",
+        "copy",
+        "count",
+        "index",
+        "locked",
+        "is_set",
+        "__len__",
+        "__contains__",
+        "__getitem__",
+        "__iter__",
+        "startswith",
+        "endswith",
+        "join",
+        "split",
+        "strip",
+        "format",
+        "encode",
+        "decode",
+        "issubset",
+        "issuperset",
+        "isdisjoint",
+        "union",
+        "intersection",
+        "difference",
+        "symmetric_difference",
+        "__eq__",
+        "__ne__",
+        "__lt__",
+        "__le__",
+        "__gt__",
+        "__ge__",
+        "__hash__",
+        "__repr__",
+        "__str__",
+        "__format__",
+    }
+)
 """Methods of built-in types that only read their receiver."""
 
-_STATELESS_MODULES = frozenset({
-    "json", "re", "math", "operator", "functools", "itertools", "dataclasses", "copy", "hashlib", "string",
-    "textwrap", "collections", "typing", "enum", "abc", "unicodedata", "contextlib", "types", "keyword",
-})
+_STATELESS_MODULES = frozenset(
+    {
+        "json",
+        "re",
+        "math",
+        "operator",
+        "functools",
+        "itertools",
+        "dataclasses",
+        "copy",
+        "hashlib",
+        "string",
+        "textwrap",
+        "collections",
+        "typing",
+        "enum",
+        "abc",
+        "unicodedata",
+        "contextlib",
+        "types",
+        "keyword",
+    }
+)
 """Modules not under test whose functions keep no state of their own: calling one touches only its arguments."""
 
 
@@ -94,8 +215,14 @@ class _Kind:
 class Recording:
     """The state of one recorded run: the scheduler, object labels, and the granularity's scheduling rule."""
 
-    def __init__(self, scheduler: Scheduler, *, every_access_schedules: bool, instrumented: set[types.CodeType],
-                 transparent_modules: tuple[str, ...] = ("lab.engine", "lab.scenarios.base")) -> None:
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        *,
+        every_access_schedules: bool,
+        instrumented: set[types.CodeType],
+        transparent_modules: tuple[str, ...] = ("lab.engine", "lab.scenarios.base"),
+    ) -> None:
         self.scheduler = scheduler
         self.schedules = every_access_schedules
         self._instrumented = instrumented
@@ -122,11 +249,18 @@ class Recording:
         object (module state outlives runs); the scenario's part is walked every run.
         """
         owners = frozenset(module.__name__ for module in modules)
-        bindings = tuple((module.__name__, name, value) for module in modules
-                         for name, value in list(vars(module).items()) if not name.startswith("__"))
+        bindings = tuple(
+            (module.__name__, name, value)
+            for module in modules
+            for name, value in list(vars(module).items())
+            if not name.startswith("__")
+        )
         cached = _module_walks.get(owners)
-        if cached is None or len(cached[0]) != len(bindings) or any(
-                a is not b for (_m, _n, a), (_o, _p, b) in zip(cached[0], bindings, strict=True)):
+        if (
+            cached is None
+            or len(cached[0]) != len(bindings)
+            or any(a is not b for (_m, _n, a), (_o, _p, b) in zip(cached[0], bindings, strict=True))
+        ):
             found = _Walk(owners).run([(f"{module}.{name}", value) for module, name, value in bindings])
             cached = _module_walks[owners] = (bindings, found)
         for obj, path in cached[1]:
@@ -268,8 +402,9 @@ class _Walk:
             elif isinstance(obj, type):
                 if obj.__module__ not in self._owners or issubclass(obj, enum.Enum):
                     continue  # another module's class, or an enum (its members cannot change)
-                children = [(f"{path}.{name}", value) for name, value in list(vars(obj).items())
-                            if not name.startswith("__")]  # class-level data of a module under test
+                children = [
+                    (f"{path}.{name}", value) for name, value in list(vars(obj).items()) if not name.startswith("__")
+                ]  # class-level data of a module under test
             elif kind in _CODE_LIKE:
                 if kind is types.FunctionType and getattr(obj, "__module__", None) not in self._owners and depth == 0:
                     continue  # a function a module under test imported: not its state
@@ -396,9 +531,19 @@ def _attribute_owner(obj: object, name: str) -> type | None:
 
 
 _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
-    "+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv, "//": operator.ifloordiv,
-    "%": operator.imod, "**": operator.ipow, "<<": operator.ilshift, ">>": operator.irshift, "&": operator.iand,
-    "|": operator.ior, "^": operator.ixor, "@": operator.imatmul,
+    "+": operator.iadd,
+    "-": operator.isub,
+    "*": operator.imul,
+    "/": operator.itruediv,
+    "//": operator.ifloordiv,
+    "%": operator.imod,
+    "**": operator.ipow,
+    "<<": operator.ilshift,
+    ">>": operator.irshift,
+    "&": operator.iand,
+    "|": operator.ior,
+    "^": operator.ixor,
+    "@": operator.imatmul,
 }
 
 
@@ -525,15 +670,17 @@ class ModuleRuntime:
         """Before reading the closure variable ``cell`` (``scope.name``). Returns ``None``."""
         run = self._recording()
         if run is not None:
-            run.scheduler.access((f"obj:cell {self._module}.{cell}", "value", "r"), self._where(line),
-                                 schedule=run.schedules)
+            run.scheduler.access(
+                (f"obj:cell {self._module}.{cell}", "value", "r"), self._where(line), schedule=run.schedules
+            )
 
     def wc(self, value: Any, cell: str, line: int) -> Any:
         """Before storing ``value`` in the closure variable ``cell``. Returns ``value``."""
         run = self._recording()
         if run is not None:
-            run.scheduler.access((f"obj:cell {self._module}.{cell}", "value", "w"), self._where(line),
-                                 schedule=run.schedules)
+            run.scheduler.access(
+                (f"obj:cell {self._module}.{cell}", "value", "w"), self._where(line), schedule=run.schedules
+            )
         return value
 
     def touch_global(self, name: str, line: int) -> None:
@@ -546,8 +693,7 @@ class ModuleRuntime:
         """After a statement stored the closure variable ``cell`` through a complex target."""
         run = self._recording()
         if run is not None:
-            run.scheduler.access((f"obj:cell {self._module}.{cell}", "value", "w"), self._where(line),
-                                 schedule=False)
+            run.scheduler.access((f"obj:cell {self._module}.{cell}", "value", "w"), self._where(line), schedule=False)
 
     # -- calls ------------------------------------------------------------------------------------------------------
 
@@ -583,8 +729,15 @@ class ModuleRuntime:
             return f(*args, **kwargs)
         return self._opaque(run, f, receiver, args, kwargs, where)
 
-    def _opaque(self, run: Recording, f: Any, receiver: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-                where: tuple[str, int]) -> Any:
+    def _opaque(
+        self,
+        run: Recording,
+        f: Any,
+        receiver: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        where: tuple[str, int],
+    ) -> Any:
         touched: list[Entry] = []
         for value in (receiver, *args, *kwargs.values()):
             if value is not None and not _immutable(value):

@@ -246,7 +246,7 @@ class Explorer:
                 node.chosen = option
                 node.done.add(option)
                 node.clock = None
-                del nodes[depth + 1:]
+                del nodes[depth + 1 :]
                 return True
         return False
 
@@ -267,7 +267,7 @@ class Explorer:
             node.follow = branch.children
             node.clock = None
             node.executed = None
-            del nodes[depth + 1:]
+            del nodes[depth + 1 :]
             return True
         return False
 
@@ -328,8 +328,9 @@ class Explorer:
         if end and end >= first_new:
             self._races_of_untaken(nodes, end, last_clock, history)
 
-    def _races_of_untaken(self, nodes: list[_Node], end: int, last_clock: dict[str, dict[str, int]],
-                          history: _History) -> None:
+    def _races_of_untaken(
+        self, nodes: list[_Node], end: int, last_clock: dict[str, dict[str, int]], history: _History
+    ) -> None:
         """An actor that never ran again (blocked at the end, a deadlock) still has a next step: what it announced.
         Race it against the steps taken, as if it came last."""
         last = nodes[end - 1]
@@ -339,8 +340,9 @@ class Explorer:
             latest = history.latest_conflicting(upcoming, actor)
             self._races_into(nodes, end, latest, last_clock.get(actor, {}), untaken=(actor, upcoming))
 
-    def _races_into(self, nodes: list[_Node], k: int, latest: dict[str, int], before: dict[str, int],
-                    untaken: Event | None = None) -> None:
+    def _races_into(
+        self, nodes: list[_Node], k: int, latest: dict[str, int], before: dict[str, int], untaken: Event | None = None
+    ) -> None:
         """Reverse every race into step ``k``: for each other actor, its last step ``j`` that conflicts with ``k``,
         unless ``j`` already happens before ``k`` through another way -- the actor's own previous step, or the
         last conflicting step of a third actor. Looking at the latest conflicting step alone would miss ``invoice``
@@ -364,8 +366,9 @@ class Explorer:
         one lock), it cannot run there: the order to reverse is the two acquisitions, so the plan is made at the
         step where the holder took the lock instead."""
         node = nodes[j]
-        indexed = [i for i in range(j + 1, min(at, len(nodes)))
-                   if nodes[i].chosen and not self._happens_before(nodes, j, i)]
+        indexed = [
+            i for i in range(j + 1, min(at, len(nodes))) if nodes[i].chosen and not self._happens_before(nodes, j, i)
+        ]
         sequence: list[Event] = [(nodes[i].chosen, self._step(nodes[i])) for i in indexed]
         sequence.append(second)
         if node.held and depth < 8:

@@ -46,8 +46,19 @@ from lab.errors import ScenarioError
 RUNTIME_NAME = "__lab_runtime__"
 _KEEP_CALLS = frozenset({"super", "locals", "globals", "vars", "dir", "eval", "exec", "breakpoint", "__import__"})
 _OPS = {
-    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",
-    ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.MatMult: "@",
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Pow: "**",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+    ast.BitAnd: "&",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+    ast.MatMult: "@",
 }
 
 
@@ -166,8 +177,9 @@ class _Rewriter(ast.NodeTransformer):
         node.kw_defaults = [self.visit(d) if d is not None else None for d in node.kw_defaults]
         return node
 
-    def _comprehension_scope(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp,
-                             kind: str) -> ast.AST:
+    def _comprehension_scope(
+        self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp, kind: str
+    ) -> ast.AST:
         first, *rest = node.generators
         first.iter = self._whole(self.visit(first.iter))  # evaluated in the enclosing scope
         self._enter(node, "function", kind)
@@ -254,8 +266,11 @@ class _Rewriter(ast.NodeTransformer):
             holder = self._temp_name()
             first = ast.Assign([ast.Name(holder, ast.Store())], self.visit(target.value))
             current = self._rt("ga", node, ast.Name(holder, ast.Load()), ast.Constant(target.attr), line)
-            stored = ast.Attribute(self._rt("sa", node, ast.Name(holder, ast.Load()), ast.Constant(target.attr), line),
-                                   target.attr, ast.Store())
+            stored = ast.Attribute(
+                self._rt("sa", node, ast.Name(holder, ast.Load()), ast.Constant(target.attr), line),
+                target.attr,
+                ast.Store(),
+            )
             second = ast.Assign([stored], self._rt("iop", node, op, current, value, line))
             return [ast.copy_location(first, node), ast.copy_location(second, node)]
         if isinstance(target, ast.Subscript):
@@ -263,9 +278,11 @@ class _Rewriter(ast.NodeTransformer):
             first = ast.Assign([ast.Name(holder, ast.Store())], self.visit(target.value))
             second = ast.Assign([ast.Name(key, ast.Store())], self._key(target.slice))
             current = self._rt("gi", node, ast.Name(holder, ast.Load()), ast.Name(key, ast.Load()), line)
-            subscript = ast.Subscript(ast.Name(holder, ast.Load()),
-                                      self._rt("si", node, ast.Name(holder, ast.Load()), ast.Name(key, ast.Load()),
-                                               line), ast.Store())
+            subscript = ast.Subscript(
+                ast.Name(holder, ast.Load()),
+                self._rt("si", node, ast.Name(holder, ast.Load()), ast.Name(key, ast.Load()), line),
+                ast.Store(),
+            )
             third = ast.Assign([subscript], self._rt("iop", node, op, current, value, line))
             return [ast.copy_location(s, node) for s in (first, second, third)]
         return self.generic_visit(node)
@@ -290,8 +307,9 @@ class _Rewriter(ast.NodeTransformer):
         if not self._inside:
             return self.generic_visit(node)
         for item in node.items:
-            item.context_expr = self._rt("cm", item.context_expr, self.visit(item.context_expr),
-                                         self._line(item.context_expr))
+            item.context_expr = self._rt(
+                "cm", item.context_expr, self.visit(item.context_expr), self._line(item.context_expr)
+            )
             if item.optional_vars is not None:
                 item.optional_vars = self._target(item.optional_vars)
         node.body = self._statements(node.body)
@@ -344,8 +362,11 @@ class _Rewriter(ast.NodeTransformer):
         func = self.visit(node.func)
         args = [self.visit(a) for a in node.args]
         keywords = [self.visit(k) for k in node.keywords]
-        call = ast.Call(ast.Attribute(ast.Name(RUNTIME_NAME, ast.Load()), "call", ast.Load()),
-                        [self._line(node), func, *args], keywords)
+        call = ast.Call(
+            ast.Attribute(ast.Name(RUNTIME_NAME, ast.Load()), "call", ast.Load()),
+            [self._line(node), func, *args],
+            keywords,
+        )
         return ast.copy_location(call, node)
 
     def visit_Starred(self, node: ast.Starred) -> ast.AST:
@@ -462,8 +483,12 @@ def _stored_names(targets: Iterable[ast.expr]) -> Iterator[str]:
 def _tables_by_position(table: symtable.SymbolTable) -> dict[tuple[str, str, int], symtable.SymbolTable]:
     found: dict[tuple[str, str, int], symtable.SymbolTable] = {}
     for child in table.get_children():
-        kind = "function" if child.get_type() in ("function", symtable.SymbolTableType.FUNCTION
-                                                  if hasattr(symtable, "SymbolTableType") else "function") else "class"
+        kind = (
+            "function"
+            if child.get_type()
+            in ("function", symtable.SymbolTableType.FUNCTION if hasattr(symtable, "SymbolTableType") else "function")
+            else "class"
+        )
         found.setdefault((kind, child.get_name(), child.get_lineno()), child)
         found.update({k: v for k, v in _tables_by_position(child).items() if k not in found})
     return found
@@ -563,8 +588,10 @@ def instrument_module(name: str) -> InstrumentedModule:
         new = _twin(by_key, original, filename)
         if new is None or new.co_freevars != original.co_freevars:
             # Never run a module under test half instrumented: its unrecorded accesses would be a silent green.
-            raise InstrumentError(f"cannot instrument {original.co_qualname} in {name} ({filename}): the source on "
-                                  "disk no longer matches the code that was imported; re-run")
+            raise InstrumentError(
+                f"cannot instrument {original.co_qualname} in {name} ({filename}): the source on "
+                "disk no longer matches the code that was imported; re-run"
+            )
         swaps.append((function, original, new))
     made = InstrumentedModule(name, filename, swaps, set(_all_codes(code)), by_key)
     _rewritten_modules[name] = made
@@ -583,8 +610,9 @@ def instrumented_function(function: Callable[..., Any]) -> Callable[..., Any]:
     twin = module.rewritten(function.__code__)
     if twin is None:
         return function
-    copy = types.FunctionType(twin, function.__globals__, function.__name__, function.__defaults__,
-                              function.__closure__)
+    copy = types.FunctionType(
+        twin, function.__globals__, function.__name__, function.__defaults__, function.__closure__
+    )
     copy.__kwdefaults__ = function.__kwdefaults__
     return copy
 
@@ -592,8 +620,9 @@ def instrumented_function(function: Callable[..., Any]) -> Callable[..., Any]:
 _rewritten_modules: dict[str, InstrumentedModule] = {}
 
 
-def _twin(by_key: dict[tuple[str, int], list[types.CodeType]], code: types.CodeType,
-          filename: str) -> types.CodeType | None:
+def _twin(
+    by_key: dict[tuple[str, int], list[types.CodeType]], code: types.CodeType, filename: str
+) -> types.CodeType | None:
     """The rewritten code of ``code``: the one with its qualified name and first line; when several share those (two
     lambdas on one line), the one whose body starts at the same line and column (which the rewriting keeps)."""
     candidates = by_key.get((code.co_qualname, code.co_firstlineno), [])
@@ -602,14 +631,22 @@ def _twin(by_key: dict[tuple[str, int], list[types.CodeType]], code: types.CodeT
     start = _body_start(code)
     same = [candidate for candidate in candidates if _body_start(candidate) == start]
     if len(same) != 1:
-        raise InstrumentError(f"cannot tell apart the functions {code.co_qualname} that start at "
-                              f"{filename}:{code.co_firstlineno}; put them on separate lines")
+        raise InstrumentError(
+            f"cannot tell apart the functions {code.co_qualname} that start at "
+            f"{filename}:{code.co_firstlineno}; put them on separate lines"
+        )
     return same[0]
 
 
 def _body_start(code: types.CodeType) -> tuple[int, int]:
-    return next(((line, column) for line, _end, column, _end_column in list(code.co_positions())[1:]
-                 if line is not None and column is not None and column > 0), (0, 0))
+    return next(
+        (
+            (line, column)
+            for line, _end, column, _end_column in list(code.co_positions())[1:]
+            if line is not None and column is not None and column > 0
+        ),
+        (0, 0),
+    )
 
 
 def _all_codes(code: types.CodeType) -> Iterator[types.CodeType]:

@@ -45,8 +45,9 @@ class LineTracer:
         self._files = {os.path.realpath(f) for f in files}
         self._seen: dict[str, str | None] = {}  # co_filename -> its label when traced, None when not
         self._codes = tuple(codes)
-        self._monitoring = (sys.version_info >= (3, 12) and bool(self._codes)
-                            and os.environ.get("LAB_LINE_EVENTS", "") != "settrace")
+        self._monitoring = (
+            sys.version_info >= (3, 12) and bool(self._codes) and os.environ.get("LAB_LINE_EVENTS", "") != "settrace"
+        )
 
     def install(self) -> None:
         """Start tracing in the calling thread (the scheduler calls this at the start of each actor)."""

@@ -38,8 +38,9 @@ def parse_schedule(text: str, actors: Sequence[str]) -> list[tuple[str, tuple[st
             names = tuple(actors[_DIGITS.index(c)] for c in runnable)
             steps.append((actors[_DIGITS.index(chosen)], names))
         except (ValueError, IndexError):
-            raise UsageError(f"schedule step {n} ({part!r}) is not '<actor>:<runnable actors>' for "
-                             f"{len(actors)} actors") from None
+            raise UsageError(
+                f"schedule step {n} ({part!r}) is not '<actor>:<runnable actors>' for {len(actors)} actors"
+            ) from None
         if steps[-1][0] not in names:
             raise UsageError(f"schedule step {n} ({part!r}) chooses an actor that was not runnable")
     return steps

@@ -75,7 +75,11 @@ class DecisionPoint:
     __slots__ = ("_actors", "_executed", "current", "index", "runnable")
 
     def __init__(
-        self, index: int, runnable: tuple[str, ...], current: str | None, actors: list[_Actor],
+        self,
+        index: int,
+        runnable: tuple[str, ...],
+        current: str | None,
+        actors: list[_Actor],
         executed: list[set[tuple[str, str, str]]],
     ) -> None:
         self.index = index
@@ -294,8 +298,9 @@ class Scheduler:
         """True once the run is being stopped; primitives then change state without scheduling."""
         return self._aborted
 
-    def point(self, footprint: Footprint = EVERYTHING, *, executes: Footprint | None = None,
-              gate: Waiting | None = None) -> None:
+    def point(
+        self, footprint: Footprint = EVERYTHING, *, executes: Footprint | None = None, gate: Waiting | None = None
+    ) -> None:
         """A scheduling point: the policy may let another actor run before the caller's next operation.
 
         ``footprint`` says what the step that follows may touch, as far as the caller can tell beforehand; the
@@ -497,8 +502,9 @@ class Scheduler:
             self._finished.set()
             return None
         names = tuple(actor.name for actor in runnable)
-        point = DecisionPoint(len(self._decisions), names, current.name if current is not None else None,
-                              self._actors, self._executed)
+        point = DecisionPoint(
+            len(self._decisions), names, current.name if current is not None else None, self._actors, self._executed
+        )
         try:
             chosen = self._policy.choose(point)
         except Exception as error:  # the policy refused: a replay diverged, or an exploration budget ran out
@@ -541,10 +547,7 @@ class Scheduler:
     def _declare_deadlock(self) -> None:
         self._status = RunStatus.DEADLOCK
         stuck = [a for a in self._actors if a.state is not _State.DONE]
-        self._blocked_report = tuple(
-            BlockedActor(a.name, _waits_for(a))
-            for a in stuck
-        )
+        self._blocked_report = tuple(BlockedActor(a.name, _waits_for(a)) for a in stuck)
         self._problem = "deadlock: " + "; ".join(f"{b.actor} waits for {b.waits_for}" for b in self._blocked_report)
         self.record(
             "deadlock",
@@ -573,9 +576,7 @@ class Scheduler:
         self._status = RunStatus.HUNG
         name = stuck.name if stuck is not None else "?"
         self.record("hang", detail={"actor": name, "watchdog_seconds": self._watchdog}, actor="lab")
-        self._blocked_report = (
-            BlockedActor(name, f"blocked outside the lab's primitives for {self._watchdog:g} s"),
-        )
+        self._blocked_report = (BlockedActor(name, f"blocked outside the lab's primitives for {self._watchdog:g} s"),)
         self._problem = f"actor {name!r} made no progress for {self._watchdog:g} s, blocked outside the lab"
         frame = None
         if stuck is not None and stuck.thread is not None and stuck.thread.ident is not None:
@@ -670,7 +671,6 @@ class _Pool:
             worker.stop()
         for worker in idle:
             worker.thread.join(1.0)
-
 
     def forget_after_fork(self) -> None:
         """In a forked child: the parent's idle threads were not copied, so none of them can be handed work."""

@@ -32,8 +32,7 @@ class TraceEvent:
 
     def to_line(self) -> str:
         """One JSON Lines line (without the newline)."""
-        return json.dumps(self.to_json(), ensure_ascii=False, sort_keys=False, separators=(",", ":"),
-                          default=_refuse)
+        return json.dumps(self.to_json(), ensure_ascii=False, sort_keys=False, separators=(",", ":"), default=_refuse)
 
     def describe(self) -> str:
         """A human line: ``slow  commit:enter  s1``, ``fast  end -> COMMITTED``."""

@@ -121,15 +121,27 @@ def explore_scenario(
     atomicity = AtomicityCheck()
 
     def run_once(policy: object) -> tuple[RunResult, str, object]:
-        result = run_scenario(loaded, policy=policy, granularity=granularity, variant=variant,  # type: ignore[arg-type]
-                              watchdog_seconds=EXPLORE_WATCHDOG_SECONDS, record_accesses=True)
+        result = run_scenario(
+            loaded,
+            policy=policy,
+            granularity=granularity,
+            variant=variant,  # type: ignore[arg-type]
+            watchdog_seconds=EXPLORE_WATCHDOG_SECONDS,
+            record_accesses=True,
+        )
         key = outcome_key(result.observed, result.failed_invariants)
         run = _as_run(result)
         atomicity.add_run(run)
         return run, key, result
 
-    explorer = Explorer(run_once, loaded.cls.actors, reduction=reduction,
-                        preemption_bound=preemption_bound, max_schedules=max_schedules, progress=progress)
+    explorer = Explorer(
+        run_once,
+        loaded.cls.actors,
+        reduction=reduction,
+        preemption_bound=preemption_bound,
+        max_schedules=max_schedules,
+        progress=progress,
+    )
     found = explorer.explore()
     rows, failing = _grade(table, found)
     counterexample = None
@@ -138,16 +150,33 @@ def explore_scenario(
         execution = min(failing, key=lambda e: (e[0].preemptions, len(e[0].schedule)))
         counterexample, problem = _confirm(loaded, execution[0], execution[1], granularity, variant)
     split = atomicity.finding()
-    verdict = (ExploreVerdict.FAIL if failing
-               else ExploreVerdict.PASS if found.complete and not split else ExploreVerdict.INCOMPLETE)
+    verdict = (
+        ExploreVerdict.FAIL
+        if failing
+        else ExploreVerdict.PASS
+        if found.complete and not split
+        else ExploreVerdict.INCOMPLETE
+    )
     if split and not failing:
         problem = split.describe(granularity)
     first_variant = variant if variant is not None else next(iter(loaded.cls.variants), "")
     return ScenarioExploration(
-        name=loaded.name, variant=first_variant, granularity=granularity, verdict=verdict,
-        schedules=found.schedules, pruned=found.pruned, naive_bound=found.naive_bound, distinct=len(found.counts),
-        rows=rows, counterexample=counterexample, preemption_bound=preemption_bound, max_schedules=max_schedules,
-        bounded=found.bounded, budget_hit=found.budget_hit, problem=problem, seconds=time.perf_counter() - begun,
+        name=loaded.name,
+        variant=first_variant,
+        granularity=granularity,
+        verdict=verdict,
+        schedules=found.schedules,
+        pruned=found.pruned,
+        naive_bound=found.naive_bound,
+        distinct=len(found.counts),
+        rows=rows,
+        counterexample=counterexample,
+        preemption_bound=preemption_bound,
+        max_schedules=max_schedules,
+        bounded=found.bounded,
+        budget_hit=found.budget_hit,
+        problem=problem,
+        seconds=time.perf_counter() - begun,
         outcomes=dict(sorted(found.counts.items())),
     )
 
@@ -174,8 +203,9 @@ def _grade(table: tuple[Outcome, ...], found: Exploration) -> tuple[tuple[TableR
         if result.failed_invariants:
             failing.append((execution, "invariant broken: " + "; ".join(result.failed_invariants)))
         if index is None:
-            undeclared.append(TableRow("UNDECLARED", "reached, but matches no row of the table", observed, count,
-                                       execution.schedule))
+            undeclared.append(
+                TableRow("UNDECLARED", "reached, but matches no row of the table", observed, count, execution.schedule)
+            )
             failing.append((execution, "undeclared outcome"))
             continue
         counts[index] += count
@@ -199,19 +229,31 @@ def _confirm(
     same = outcome_key(replayed.observed, replayed.failed_invariants) == key
     problem = "" if same else f"the counterexample did not replay to the same outcome: {replayed.problem}"
     observed = json.loads(key)["observed"]
-    explanation = (explain_failure(loaded, schedule, granularity=granularity, variant=variant, run=execution.run)
-                   if same else None)
+    explanation = (
+        explain_failure(loaded, schedule, granularity=granularity, variant=variant, run=execution.run) if same else None
+    )
     return Counterexample(schedule, observed, why, same, execution.preemptions, explanation), problem
 
 
 def replay_scenario(
-    loaded: LoadedScenario, schedule: str, *, granularity: str = "probe", variant: str | None = None,
-    watchdog_seconds: float = EXPLORE_WATCHDOG_SECONDS, watch_states: bool = False,
+    loaded: LoadedScenario,
+    schedule: str,
+    *,
+    granularity: str = "probe",
+    variant: str | None = None,
+    watchdog_seconds: float = EXPLORE_WATCHDOG_SECONDS,
+    watch_states: bool = False,
 ) -> ScenarioResult:
     """Run ``loaded`` under exactly ``schedule``; a divergence ends the run as DIVERGED, with where it happened."""
     policy = ReplayPolicy(schedule, loaded.cls.actors)
-    result = run_scenario(loaded, policy=policy, granularity=granularity, variant=variant,
-                          watchdog_seconds=watchdog_seconds, watch_states=watch_states)
+    result = run_scenario(
+        loaded,
+        policy=policy,
+        granularity=granularity,
+        variant=variant,
+        watchdog_seconds=watchdog_seconds,
+        watch_states=watch_states,
+    )
     if result.run_status != "DIVERGED" and not policy.finished:
         return _diverged(result, f"the run ended with {policy.remaining} recorded choice(s) unused")
     return result

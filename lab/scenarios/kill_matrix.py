@@ -57,10 +57,12 @@ class KillMatrix:
         """What a partial matrix cannot tell: the mutants the selected race scenarios did not kill."""
         if not self.partial:
             return []
-        return [f"mutant {variant} was not killed by {', '.join(self.scenarios)}; whether another race scenario "
-                f"kills it, only the whole matrix (every race scenario) says"
-                for variant in self.variants
-                if variant not in self.correct and not any(c.killed for c in self.cells if c.variant == variant)]
+        return [
+            f"mutant {variant} was not killed by {', '.join(self.scenarios)}; whether another race scenario "
+            f"kills it, only the whole matrix (every race scenario) says"
+            for variant in self.variants
+            if variant not in self.correct and not any(c.killed for c in self.cells if c.variant == variant)
+        ]
 
     def problems(self) -> list[str]:
         """What makes the matrix fail: a mutant nobody killed, a correct variant killed, an incomplete cell of a

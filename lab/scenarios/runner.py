@@ -183,11 +183,28 @@ def run_scenario(
     checks = _grade(loaded.cls, run, state, invariants)
     verdict = Verdict.PASS if all(check.passed for check in checks) else Verdict.FAIL
     return ScenarioResult(
-        name=loaded.name, lesson=loaded.lesson, description=loaded.description, source=loaded.cls.source,
-        mutant=loaded.cls.mutant, verdict=verdict, run_status=str(run.status), expect=dict(loaded.cls.expect),
-        outcomes=dict(run.outcomes), state=state, checks=checks, trace=trace, requests=requests,
-        transport_calls=calls, blocked=run.blocked, errors=dict(run.errors), problem=run.problem,
-        seconds=run.seconds, variant=variant_name, granularity=granularity, run=run, state_rows=tuple(state_rows),
+        name=loaded.name,
+        lesson=loaded.lesson,
+        description=loaded.description,
+        source=loaded.cls.source,
+        mutant=loaded.cls.mutant,
+        verdict=verdict,
+        run_status=str(run.status),
+        expect=dict(loaded.cls.expect),
+        outcomes=dict(run.outcomes),
+        state=state,
+        checks=checks,
+        trace=trace,
+        requests=requests,
+        transport_calls=calls,
+        blocked=run.blocked,
+        errors=dict(run.errors),
+        problem=run.problem,
+        seconds=run.seconds,
+        variant=variant_name,
+        granularity=granularity,
+        run=run,
+        state_rows=tuple(state_rows),
     )
 
 
@@ -214,14 +231,14 @@ class _Recorder:
         codes: set[CodeType] = set()
         for module in self._modules:
             codes |= module.codes
-        self._recording = Recording(scheduler, every_access_schedules=granularity == "instruction",
-                                    instrumented=codes)
+        self._recording = Recording(scheduler, every_access_schedules=granularity == "instruction", instrumented=codes)
 
     def codes_in(self, files: list[str]) -> set[CodeType]:
         """The rewritten code objects of the modules whose (resolved) file is one of ``files``."""
         wanted = set(files)
-        return {code for module in self._modules if os.path.realpath(module.filename) in wanted
-                for code in module.codes}
+        return {
+            code for module in self._modules if os.path.realpath(module.filename) in wanted for code in module.codes
+        }
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
@@ -269,8 +286,9 @@ def _grade(
         checks.append(_equal("state", f"state {key} == {_short(wanted)}", wanted, state.get(key, "<not observed>")))
     blocked = {b.actor: b.waits_for for b in run.blocked}
     for actor, waits_for in cls.expect_blocked.items():
-        checks.append(_equal("blocked", f"{actor} blocked on {waits_for}", waits_for,
-                             blocked.get(actor, "<not blocked>")))
+        checks.append(
+            _equal("blocked", f"{actor} blocked on {waits_for}", waits_for, blocked.get(actor, "<not blocked>"))
+        )
     if cls.outcomes:
         observed = {"run": str(run.status), **run.outcomes, **state}
         row = next((row for row in cls.outcomes if row.matches(observed)), None)
@@ -278,12 +296,14 @@ def _grade(
             checks.append(Check("the outcome is in the table", False, f"undeclared: {_short(observed)}", "table"))
         else:
             allowed = row.grade is not Grade.FORBIDDEN
-            checks.append(Check("the outcome is in the table", allowed,
-                                "" if allowed else f"FORBIDDEN: {row.reason}", "table"))
+            checks.append(
+                Check("the outcome is in the table", allowed, "" if allowed else f"FORBIDDEN: {row.reason}", "table")
+            )
     for name, held in invariants:
         if name in cls.expect_broken:
-            checks.append(Check(f"the bug shows: {name} is broken", not held, "" if not held else "it holds",
-                                "invariant"))
+            checks.append(
+                Check(f"the bug shows: {name} is broken", not held, "" if not held else "it holds", "invariant")
+            )
         else:
             checks.append(Check(name, held, "" if held else "does not hold", "invariant"))
     return tuple(checks)
@@ -311,13 +331,22 @@ def _last_line(text: str) -> str:
 
 def _errored(loaded: LoadedScenario, problem: str, details: str, *, run: RunResult | None = None) -> ScenarioResult:
     return ScenarioResult(
-        name=loaded.name, lesson=loaded.lesson, description=loaded.description, source=loaded.cls.source,
-        mutant=loaded.cls.mutant, verdict=Verdict.ERROR,
-        run_status=str(run.status) if run is not None else "NOT_RUN", expect=dict(loaded.cls.expect),
-        outcomes=dict(run.outcomes) if run is not None else {}, state={},
-        checks=(Check("scenario runs", False, problem, "run"),), trace=run.trace if run is not None else (),
-        errors={"lab": details} if details else {}, problem=problem,
-        seconds=run.seconds if run is not None else 0.0, run=run,
+        name=loaded.name,
+        lesson=loaded.lesson,
+        description=loaded.description,
+        source=loaded.cls.source,
+        mutant=loaded.cls.mutant,
+        verdict=Verdict.ERROR,
+        run_status=str(run.status) if run is not None else "NOT_RUN",
+        expect=dict(loaded.cls.expect),
+        outcomes=dict(run.outcomes) if run is not None else {},
+        state={},
+        checks=(Check("scenario runs", False, problem, "run"),),
+        trace=run.trace if run is not None else (),
+        errors={"lab": details} if details else {},
+        problem=problem,
+        seconds=run.seconds if run is not None else 0.0,
+        run=run,
     )
 
 

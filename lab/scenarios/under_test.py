@@ -79,8 +79,11 @@ def files_under_test(cls: type[Scenario]) -> list[str]:
 def files_to_trace(cls: type[Scenario]) -> list[str]:
     """The files whose lines are scheduling points at line granularity: those under test, except the lab's message
     serializer, whose lines only build fresh values (its accesses are still recorded)."""
-    return [os.path.realpath(str(sys.modules[name].__file__)) for name in modules_under_test(cls)
-            if name not in _RECORDED_ONLY]
+    return [
+        os.path.realpath(str(sys.modules[name].__file__))
+        for name in modules_under_test(cls)
+        if name not in _RECORDED_ONLY
+    ]
 
 
 _RECORDED_ONLY = frozenset({"lab.messages"})
@@ -104,8 +107,11 @@ def _neighbours(module: types.ModuleType, depth: int) -> Iterator[str]:
         following: list[types.ModuleType] = []
         for current in frontier:
             for value in list(vars(current).values()):
-                found = value if isinstance(value, types.ModuleType) else sys.modules.get(
-                    getattr(value, "__module__", "") or "")
+                found = (
+                    value
+                    if isinstance(value, types.ModuleType)
+                    else sys.modules.get(getattr(value, "__module__", "") or "")
+                )
                 if found is None or found.__name__ in seen or not _has_source(found):
                     continue
                 if _folders(str(found.__file__)) & folders:  # as imported, or after resolving symlinks

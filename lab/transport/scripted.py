@@ -25,6 +25,7 @@ class Waitable(Protocol):
 
     def wait(self) -> object: ...
 
+
 @dataclass(frozen=True)
 class Held:
     """A scripted step that is delivered only after ``until`` opens."""
@@ -32,7 +33,9 @@ class Held:
     step: Reply | FailureKind
     until: Waitable
 
+
 Step = Reply | FailureKind | Held
+
 
 class ScriptedTransport:
     """Answers each ``send`` from a queue of steps, or by the question asked.
