@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.floor import event_ping_pong
 from lab.engine.primitives import LabLock
 from lab.engine.scheduler import DecisionPoint, Scheduler
-from lab.sessions.probes import no_probe
+from lab.hooks import no_probe
 
 
 class _Alternate:

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-import lab.evidence.auditor as auditor
-from lab.evidence import sources
+import lab.evidence.verify.auditor as auditor
+from lab.evidence.records import sources
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

@@ -445,11 +445,11 @@ class TestCoveredTracks:
         self, ev: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
         """An archived rerun.py that only repeats what the records say used to pass with "OK": its drift fails."""
-        _forge(ev, "lab/evidence/rerun.py", "def main() -> int:", "def main() -> int:  # echoes the records")
+        _forge(ev, "lab/evidence/reexecute/rerun.py", "def main() -> int:", "def main() -> int:  # echoes the records")
         code, report = _report(ev, capsys=capsys)
         assert code == 1
         assert _named(report, "sources/", "the lab's machinery differs from the auditing checkout")
-        assert _named(report, "sources/", "(lab/evidence/rerun.py (changed))")
+        assert _named(report, "sources/", "(lab/evidence/reexecute/rerun.py (changed))")
 
     def test_reexecution_is_bounded_by_a_timeout(self, ev: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """A child that does not finish in time is stopped and reported."""

@@ -19,10 +19,10 @@ from rich.console import Console
 from lab.engine.trace import TraceEvent
 from lab.errors import UsageError
 from lab.evidence import audit, create_evidence_folder, write_evidence
-from lab.evidence.manifest import format_sums, parse_sums
-from lab.evidence.mermaid import sequence_diagram
-from lab.evidence.safefs import path_problem
-from lab.evidence.sources import collect, combined_digest, digests, source_digest
+from lab.evidence.records.manifest import format_sums, parse_sums
+from lab.evidence.records.safefs import path_problem
+from lab.evidence.records.sources import collect, combined_digest, digests, source_digest
+from lab.evidence.report.mermaid import sequence_diagram
 from lab.scenarios.loader import BrokenScenario, LoadedScenario, load, load_all
 from lab.scenarios.runner import run_scenario
 from tests.evidence_checkout import frozen_checkout
@@ -231,7 +231,13 @@ class TestFolder:
             f"scenarios/{SCENARIO}/result.json",
         }
         sources = {n.removeprefix("sources/") for n in names if n.startswith("sources/")}
-        assert {"run.py", "audit.py", "pyproject.toml", "lab/evidence/rerun.py", f"scenarios/{SCENARIO}.py"} <= sources
+        assert {
+            "run.py",
+            "audit.py",
+            "pyproject.toml",
+            "lab/evidence/reexecute/rerun.py",
+            f"scenarios/{SCENARIO}.py",
+        } <= sources
         assert not any("__pycache__" in n for n in names)
 
     def test_a_fresh_folder_audits_clean(self, evidence: Path) -> None:

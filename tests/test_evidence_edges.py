@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from lab.evidence import schema
+from lab.evidence.records import schema
 from lab.scenarios.loader import LoadedScenario, load
 from lab.scenarios.runner import run_scenario
 from tests.evidence_checkout import frozen_checkout
@@ -57,7 +57,7 @@ def _audit(*args: str) -> tuple[int, str]:
 
 def _no_self_reexecution(monkeypatch: pytest.MonkeyPatch) -> None:
     """The writer's self-audit without its child process: these tests are about what happens around it."""
-    import lab.evidence.writer as writer
+    import lab.evidence.write.writer as writer
 
     real = writer.audit
     monkeypatch.setattr(writer, "audit", lambda folder, **options: real(folder, **{**options, "rerun": False}))
@@ -87,7 +87,7 @@ class TestNumbers:
 
     def test_nan_in_a_record_is_a_problem_not_a_number(self) -> None:
         """Python's JSON reader accepts NaN and Infinity; the evidence reader names them."""
-        from lab.evidence.records import parse_json
+        from lab.evidence.records.records import parse_json
 
         for text in (b'{"seconds": NaN}', b"[Infinity]", b"[-Infinity]"):
             with pytest.raises(ValueError, match="is not a JSON number"):
@@ -134,7 +134,7 @@ class TestCannotWrite:
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     ) -> None:
         """ENOSPC while writing: exit 3, one line naming the file; the folder audits as unfinished."""
-        import lab.evidence.writer as writer
+        import lab.evidence.write.writer as writer
 
         real_open = open
 

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from lab.evidence import AuditReport, audit, create_evidence_folder, write_evidence
-from lab.evidence.exploration import plan_exploration, summary_fails
-from lab.evidence.reexplore import ExpectedExploration
-from lab.evidence.rerun import BASE_TIMEOUT_SECONDS, default_timeout
+from lab.evidence.records.exploration import plan_exploration, summary_fails
+from lab.evidence.reexecute.reexplore import ExpectedExploration
+from lab.evidence.reexecute.rerun import BASE_TIMEOUT_SECONDS, default_timeout
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario
 from lab.scenarios.kill_matrix import KillMatrix, build_kill_matrix
 from lab.scenarios.loader import LoadedScenario, load

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from lab.evidence import audit, isolation
-from lab.evidence.isolation import Job, run_files
+from lab.evidence import audit
+from lab.evidence.write import isolation
+from lab.evidence.write.isolation import Job, run_files
 from tests.evidence_checkout import FROZEN
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from lab.evidence.signing import NAMESPACE
+from lab.evidence.records.signing import NAMESPACE
 from tests.evidence_checkout import frozen_checkout
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,7 +55,7 @@ def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path
 @pytest.fixture(scope="module")
 def signed(tmp_path_factory: pytest.TempPathFactory, keys: dict[str, tuple[Path, Path]]) -> Path:
     """A folder signed by alice (its self-audit without re-execution: signing is what is tested here)."""
-    import lab.evidence.writer as writer
+    import lab.evidence.write.writer as writer
 
     folder = tmp_path_factory.mktemp("signed") / "ev"
     real = writer.audit

@@ -1,9 +1,9 @@
 """Whose code an audit runs, and what that code may do: the trust model of docs/evidence.md, row by row.
 
-The auditing checkout's code decides. An archive's own code runs only with ``--execute-archive``, and then in a child
-(:mod:`lab.evidence.child`) with a scrubbed environment, a temporary copy, limits on time, memory, file size and
-output. The child only reports; the auditor compares. The child-process tests use tiny stand-in packages, not the
-lab, so each costs one interpreter start.
+The auditing checkout's code decides. An archive's own code runs only with ``--execute-archive``, and then in a
+child (:mod:`lab.evidence.reexecute.child`) with a scrubbed environment, a temporary copy, limits on time, memory, file
+size and output. The child only reports; the auditor compares. The child-process tests use tiny stand-in packages,
+not the lab, so each costs one interpreter start.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from lab.evidence import audit, child
-from lab.evidence.child import Code, Finished, run_child
-from lab.evidence.rerun import Expected, _compare
+from lab.evidence import audit
+from lab.evidence.reexecute import child
+from lab.evidence.reexecute.child import Code, Finished, run_child
+from lab.evidence.reexecute.rerun import Expected, _compare
 from tests.evidence_checkout import FROZEN, frozen_checkout
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,7 +60,7 @@ def _frozen() -> Iterator[Path]:
 @pytest.fixture(scope="module")
 def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A one-scenario folder (its self-audit without re-execution: the tests here re-execute what they need)."""
-    import lab.evidence.writer as writer
+    import lab.evidence.write.writer as writer
 
     folder = tmp_path_factory.mktemp("trust") / "ev"
     real = writer.audit
@@ -260,11 +261,11 @@ class TestTheFolderIsNeverWritten:
     def test_an_entry_that_appears_during_reexecution_is_named(self, ev: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """Should re-execution ever write into the folder (the self-audit's did: it ran the archive in place),
         the audit names what appeared."""
-        import lab.evidence.auditor as auditor
+        import lab.evidence.verify.auditor as auditor
 
         def writes(code: Code, *args: Any, **kwargs: Any) -> Any:
             (ev / "sources" / "scenarios" / "left_behind.txt").write_text("x")
-            from lab.evidence.findings import Rerun, RerunStatus
+            from lab.evidence.records.findings import Rerun, RerunStatus
 
             return Rerun(RerunStatus.MATCHED, "stand-in", code=code.label), []
 
@@ -385,7 +386,7 @@ class TestTheAuditorRederives:
     ) -> None:
         """Drop the failing scenario and make run.json add up without it: the command ran every scenario file the
         archive holds, so the list must name them all."""
-        import lab.evidence.writer as writer
+        import lab.evidence.write.writer as writer
 
         root = tmp_path / "checkout"
         shutil.copytree(FROZEN / "lab", root / "lab")

@@ -229,7 +229,7 @@ def _self_audit_without_reexecution(monkeypatch: pytest.MonkeyPatch) -> None:
     """The evidence writer's self-audit, less its re-execution in a child process (which explores everything a
     second time, doubling the test's cost); integrity and consistency are still checked. tests/test_audit.py and
     tests/test_evidence_exploration.py cover the re-execution."""
-    import lab.evidence.writer as writer
+    import lab.evidence.write.writer as writer
 
     real = writer.audit
 

@@ -36,6 +36,7 @@ from collections import defaultdict, deque
 from collections.abc import Callable
 from typing import Any
 
+from lab import hooks
 from lab.engine.footprint import ANY_KEY, Entry
 from lab.engine.scheduler import Scheduler
 
@@ -759,16 +760,12 @@ class ModuleRuntime:
             scheduler.leave_opaque()
 
 
-def note_shared_access(name: str, key: str = ANY_KEY, mode: str = "w", *, where: tuple[str, int] = ("", 0)) -> None:
-    """Record an access to state the lab cannot see by itself -- a database row, a file -- named ``name``.
-
-    Code that keeps shared state outside Python objects (a store talking to SQLite or PostgreSQL through C calls)
-    calls this around each operation, so that two actors' operations on the same row are seen to conflict even
-    though each uses its own connection object. Outside a recorded run, and outside actors, it does nothing.
-    """
+def _record_shared_access(name: str, key: str, mode: str, where: tuple[str, int]) -> None:
+    """The recorder :func:`lab.hooks.note_shared_access` forwards to: outside a recorded run, or an actor, nothing."""
     run = _active
     if run is None or not run.scheduler.is_actor():
         return
-    if mode not in ("r", "w"):
-        raise ValueError(f"mode is 'r' or 'w', not {mode!r}")
     run.scheduler.access((f"obj:{name}", key, mode), where, schedule=run.schedules)
+
+
+hooks.install_shared_access_recorder(_record_shared_access)

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from lab.hooks import ANY_KEY as ANY_KEY
+
 Entry = tuple[str, str, str]
 Footprint = frozenset[Entry]
 
-ANY_KEY = "*"
 NOTHING: Footprint = frozenset()
 EVERYTHING: Footprint = frozenset({("*", "*", "w")})
 _EVERYTHING_ENTRY: Entry = ("*", "*", "w")

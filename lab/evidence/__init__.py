@@ -6,9 +6,9 @@ record formats in this package; neither decides outcomes, which come from the sc
 
 from __future__ import annotations
 
-from lab.evidence.auditor import audit
-from lab.evidence.findings import AuditReport, Drift, Problem, Rerun, RerunStatus
-from lab.evidence.writer import create_evidence_folder, write_evidence
+from lab.evidence.verify.auditor import audit
+from lab.evidence.records.findings import AuditReport, Drift, Problem, Rerun, RerunStatus
+from lab.evidence.write.writer import create_evidence_folder, write_evidence
 
 __all__ = [
     "AuditReport",

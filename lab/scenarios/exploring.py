@@ -123,9 +123,9 @@ def explore_scenario(
     def run_once(policy: object) -> tuple[RunResult, str, object]:
         result = run_scenario(
             loaded,
-            policy=policy,
+            policy=policy,  # type: ignore[arg-type]
             granularity=granularity,
-            variant=variant,  # type: ignore[arg-type]
+            variant=variant,
             watchdog_seconds=EXPLORE_WATCHDOG_SECONDS,
             record_accesses=True,
         )

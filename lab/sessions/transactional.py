@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from lab.errors import ArgumentTypeError
+from lab.hooks import Probe, no_probe
 from lab.messages import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, ChatRequest, Message, Role, chat_request
-from lab.sessions.probes import Probe, no_probe
 from lab.transport.contract import Reply, Transport, TransportFailure
 
 DEFAULT_MAX_PAIRS = 4

@@ -63,8 +63,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from lab.errors import ArgumentTypeError, UsageError
+from lab.hooks import Probe, no_probe
 from lab.messages import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, ChatRequest, Message, Role, chat_request
-from lab.sessions.probes import Probe, no_probe
 from lab.sessions.stores import RowState, Store, store_label
 
 DEFAULT_MAX_ROUNDS = 2

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from lab.errors import UsageError
+from lab.hooks import Probe, no_probe
 from lab.messages import ChatRequest
-from lab.sessions.probes import Probe, no_probe
 from lab.transport.contract import FailureKind, Reply, TransportFailure
 
 

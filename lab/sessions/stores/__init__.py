@@ -10,7 +10,7 @@ compare-and-set::
 A store is what :class:`~lab.sessions.versioned.VersionedSession` talks to when it is given ``store=``; without
 one the session object itself is the state, exactly as before (the *memory* store). Every store offers the same
 few operations, each one database transaction, each announced to the lab's explorer with
-:func:`lab.engine.accesses.note_shared_access` (the explorer cannot see into a database: two actors' commits to
+:func:`lab.hooks.note_shared_access` (the explorer cannot see into a database: two actors' commits to
 one row on two connections would otherwise look independent):
 
 - :meth:`Store.open_session` finds the session's row by name, or creates it with a fresh random ``key``. The key is
@@ -126,7 +126,7 @@ class Store(Protocol):
 
 
 def access_name(label: str) -> str:
-    """What :func:`~lab.engine.accesses.note_shared_access` calls a store's database: ``db sqlite:lesson.db``."""
+    """What :func:`~lab.hooks.note_shared_access` calls a store's database: ``db sqlite:lesson.db``."""
     return f"db {label}"
 
 

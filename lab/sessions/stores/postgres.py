@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
-from lab.engine.accesses import note_shared_access
+from lab.hooks import note_shared_access
 from lab.messages import Message
 from lab.sessions.stores import SCHEMA_VERSION, RowState, StoreError, access_name, decode_history, encode_history
 from lab.sessions.stores import row_name as _row

@@ -22,7 +22,7 @@ import secrets
 import sqlite3
 from pathlib import Path
 
-from lab.engine.accesses import note_shared_access
+from lab.hooks import note_shared_access
 from lab.messages import Message
 from lab.sessions.stores import SCHEMA_VERSION, RowState, StoreError, access_name, decode_history, encode_history
 from lab.sessions.stores import row_name as _row

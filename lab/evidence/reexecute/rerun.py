@@ -1,7 +1,7 @@
 """Re-execution: run every scenario again and compare, here, with what was recorded.
 
 Two halves of one protocol live here. :func:`rerun` (the auditor's side) starts a child interpreter
-(:mod:`lab.evidence.child`) running one of two kinds of code: the auditing checkout's own, when every archived file
+(:mod:`lab.evidence.reexecute.child`) running one of two kinds of code: the auditing checkout's own, when every archived file
 that would run is identical to it, or, asked for with ``--execute-archive``, a temporary copy of the archived code,
 with a scrubbed environment and resource limits. :func:`main` (the child's side) reads the request as JSON on stdin,
 runs the scenarios, and prints one JSON report on stdout: for each scenario its trace and requests as text, its
@@ -10,7 +10,7 @@ child's own digests are never trusted: the auditor hashes the text it printed an
 
 Each scenario is re-run the way it first ran: with the variant and granularity its result records, and, if it
 hung, with the watchdog its trace recorded, so it hangs the same way. When the folder holds explorations, the same
-child also explores them again and rebuilds the kill matrix (:mod:`lab.evidence.reexplore`); the request carries
+child also explores them again and rebuilds the kill matrix (:mod:`lab.evidence.reexecute.reexplore`); the request carries
 them only then, so the protocol for a folder without exploration is unchanged. The whole child is bounded by a
 timeout.
 """
@@ -26,17 +26,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lab.evidence.child import Code, run_child
-from lab.evidence.findings import Problem, Rerun, RerunStatus
-from lab.evidence.records import request_lines, sha256
-from lab.evidence.reexplore import (
+from lab.evidence.reexecute.child import Code, run_child
+from lab.evidence.records.findings import Problem, Rerun, RerunStatus
+from lab.evidence.records.records import request_lines, sha256
+from lab.evidence.reexecute.reexplore import (
     ExpectedExploration,
     allowance,
     compare_exploration,
     compare_kill_matrix,
     kill_matrix_request,
 )
-from lab.evidence.schema import is_name
+from lab.evidence.records.schema import is_name
 
 PROTOCOL = 1
 BASE_TIMEOUT_SECONDS = 60.0
@@ -69,7 +69,7 @@ def default_timeout(
     kill_matrix: Mapping[str, Any] | None = None,
 ) -> float:
     """A bound for the whole child: generous for ordinary runs, plus each recorded hang's watchdog and grace, plus
-    a bounded allowance for re-exploration (:func:`lab.evidence.reexplore.allowance`)."""
+    a bounded allowance for re-exploration (:func:`lab.evidence.reexecute.reexplore.allowance`)."""
     hangs = sum((e.watchdog_seconds or 0.0) + 5.0 for e in expected if e.run_status == "HUNG")
     explored = allowance(explorations, kill_matrix) if explorations or kill_matrix is not None else 0.0
     return BASE_TIMEOUT_SECONDS + hangs + explored
@@ -116,7 +116,7 @@ def rerun(
     if (explorations or kill_matrix is not None) and not isinstance(report.get("explorations"), list):
         problems.append(
             Problem(
-                "sources/lab/evidence/rerun.py",
+                "sources/lab/evidence/reexecute/rerun.py",
                 "the re-executed code does not re-explore, but the folder holds explorations",
             )
         )
@@ -237,13 +237,13 @@ def main() -> int:
     """The child's side: read the request on stdin, run each scenario, print the JSON report on stdout.
 
     Scenario code that prints is sent to stderr, so stdout carries only the report. Each scenario runs in a worker
-    process of its own, as ``run.py`` ran it (:mod:`lab.evidence.isolation`), so what one does cannot change
+    process of its own, as ``run.py`` ran it (:mod:`lab.evidence.write.isolation`), so what one does cannot change
     another's re-execution, and a scenario its worker could not report on is the same ERROR again.
     """
     import lab
     from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS
     from lab.engine.trace import encode_trace
-    from lab.evidence.isolation import Job, run_files
+    from lab.evidence.write.isolation import Job, run_files
     from lab.scenarios.loader import BrokenScenario
 
     request = json.loads(sys.stdin.read())
@@ -275,7 +275,7 @@ def main() -> int:
                 "run_status": result.run_status,
             }
         if request.get("explorations") or request.get("kill_matrix") is not None:
-            from lab.evidence.reexplore import reexplore
+            from lab.evidence.reexecute.reexplore import reexplore
 
             explored = reexplore(home.parent, request)
     sys.stdout.write(

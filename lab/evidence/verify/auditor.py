@@ -1,14 +1,14 @@
 """Audit an evidence folder: integrity, consistency, sources and drift, re-execution; every problem, at once.
 
-The audit only reads: it opens files inside the folder through :class:`~lab.evidence.safefs.FolderReader`, and the
-re-execution runs in a child (:mod:`lab.evidence.child`) that works in a temporary folder and never on the evidence
+The audit only reads: it opens files inside the folder through :class:`~lab.evidence.records.safefs.FolderReader`, and the
+re-execution runs in a child (:mod:`lab.evidence.reexecute.child`) that works in a temporary folder and never on the evidence
 folder. Only a folder that is not an evidence folder at all raises (:class:`~lab.errors.EvidenceError`); everything
-else is a :class:`~lab.evidence.findings.Problem` in the returned report.
+else is a :class:`~lab.evidence.records.findings.Problem` in the returned report.
 
 The auditing checkout's code decides, and the archive's code runs only when it is trusted or asked for:
 
 - the archived sources are compared with the auditing checkout (drift); drift of the lab's own machinery (engine,
-  runner, evidence code: :data:`~lab.evidence.findings.MACHINERY`) fails the audit unless accepted
+  runner, evidence code: :data:`~lab.evidence.records.findings.MACHINERY`) fails the audit unless accepted
   (``accept_drift``, recorded in the report), because then the records were made by other code than the code
   judging them;
 - by default the scenarios are re-executed only when every archived file that would run (``lab/`` and
@@ -30,21 +30,21 @@ from pathlib import Path
 
 import lab
 from lab.errors import EvidenceError, UsageError
-from lab.evidence import sources as source_files
-from lab.evidence.archive import PREFIX, check_sources
-from lab.evidence.child import Code
-from lab.evidence.consistency import Evidence, ScenarioEvidence, check_consistency
-from lab.evidence.findings import AuditReport, Drift, Problem, Rerun, RerunStatus
-from lab.evidence.integrity import SUMS_CAP, check_integrity
-from lab.evidence.loading import JSON_CAP
-from lab.evidence.manifest import SUMS
-from lab.evidence.records import STARTED, sha256
-from lab.evidence.rederive import check_facts, check_report, check_selection
-from lab.evidence.reexplore import ExpectedExploration
-from lab.evidence.rerun import ARCHIVE, CHECKOUT, Expected
-from lab.evidence.rerun import rerun as reexecute
-from lab.evidence.safefs import FolderReader, Unreadable, printable
-from lab.evidence.signing import SIGNATURE, SIGNATURE_CAP, verify
+from lab.evidence.records import sources as source_files
+from lab.evidence.verify.archive import PREFIX, check_sources
+from lab.evidence.reexecute.child import Code
+from lab.evidence.verify.consistency import Evidence, ScenarioEvidence, check_consistency
+from lab.evidence.records.findings import AuditReport, Drift, Problem, Rerun, RerunStatus
+from lab.evidence.verify.integrity import SUMS_CAP, check_integrity
+from lab.evidence.records.loading import JSON_CAP
+from lab.evidence.records.manifest import SUMS
+from lab.evidence.records.records import STARTED, sha256
+from lab.evidence.verify.rederive import check_facts, check_report, check_selection
+from lab.evidence.reexecute.reexplore import ExpectedExploration
+from lab.evidence.reexecute.rerun import ARCHIVE, CHECKOUT, Expected
+from lab.evidence.reexecute.rerun import rerun as reexecute
+from lab.evidence.records.safefs import FolderReader, Unreadable, printable
+from lab.evidence.records.signing import SIGNATURE, SIGNATURE_CAP, verify
 
 AUDITING_CHECKOUT = Path(lab.__file__).resolve().parent.parent
 """The tree holding the ``lab`` package that is auditing: the default checkout to compare with and to run."""
@@ -69,7 +69,7 @@ def audit(
     when they are identical (default: :data:`AUDITING_CHECKOUT`).
     ``timeout``: seconds the re-execution may take (default: generous, plus any recorded hang's watchdog).
     ``manifest``: the digests the writer recorded, for its self-audit before ``SHA256SUMS`` exists.
-    ``execute_archive``: re-execute the archived code itself, contained (see :mod:`lab.evidence.child`).
+    ``execute_archive``: re-execute the archived code itself, contained (see :mod:`lab.evidence.reexecute.child`).
     ``accept_drift``: drift of the lab's machinery is reported and recorded as accepted, not a problem.
     ``allowed_signers``: an OpenSSH allowed-signers file; ``SHA256SUMS.sig`` must then verify against it.
     """

@@ -13,17 +13,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lab.evidence.exploration import (
+from lab.evidence.records.exploration import (
     KILL_MATRIX,
     SUMMARY_KEYS,
     matrix_from_record,
     parse_exploration_path,
     summary_fails,
 )
-from lab.evidence.findings import Problem
-from lab.evidence.loading import load_record
-from lab.evidence.safefs import FolderReader, printable
-from lab.evidence.schema import (
+from lab.evidence.records.findings import Problem
+from lab.evidence.records.loading import load_record
+from lab.evidence.records.safefs import FolderReader, printable
+from lab.evidence.records.schema import (
     EXPLANATION_FIELDS,
     EXPLORATION_FIELDS,
     KILL_MATRIX_FIELDS,

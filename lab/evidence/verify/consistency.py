@@ -13,16 +13,16 @@ from datetime import datetime
 from typing import Any
 
 from lab.engine.trace import TraceEvent
-from lab.evidence.explore_checks import ExplorationEvidence, check_exploration, is_exploration_file
-from lab.evidence.findings import Problem
-from lab.evidence.loading import LINES_CAP, load_record
-from lab.evidence.loading import read_file as _read
-from lab.evidence.manifest import SUMS
-from lab.evidence.records import FORMAT, STARTED, sha256
-from lab.evidence.safefs import FolderReader, printable
-from lab.evidence.schema import AUDIT_FIELDS, RESULT_FIELDS, RUN_FIELDS, STARTED_FIELDS, is_name
-from lab.evidence.signing import SIGNATURE
-from lab.evidence.traces import check_against_trace, parse_trace
+from lab.evidence.verify.explore_checks import ExplorationEvidence, check_exploration, is_exploration_file
+from lab.evidence.records.findings import Problem
+from lab.evidence.records.loading import LINES_CAP, load_record
+from lab.evidence.records.loading import read_file as _read
+from lab.evidence.records.manifest import SUMS
+from lab.evidence.records.records import FORMAT, STARTED, sha256
+from lab.evidence.records.safefs import FolderReader, printable
+from lab.evidence.records.schema import AUDIT_FIELDS, RESULT_FIELDS, RUN_FIELDS, STARTED_FIELDS, is_name
+from lab.evidence.records.signing import SIGNATURE
+from lab.evidence.verify.traces import check_against_trace, parse_trace
 
 TOP_FILES = ("run.json", "sources.json", "report.md", "audit.json", SUMS)
 OPTIONAL_FILES = (STARTED, SIGNATURE)
@@ -48,7 +48,7 @@ class Evidence:
     scenarios: tuple[ScenarioEvidence, ...]
     exploration: ExplorationEvidence
     report: bytes | None = None
-    """``report.md``, when it could be read as UTF-8 (:mod:`lab.evidence.rederive` renders it again)."""
+    """``report.md``, when it could be read as UTF-8 (:mod:`lab.evidence.verify.rederive` renders it again)."""
 
 
 def check_consistency(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lab.engine.trace import Json
-from lab.evidence.schema import VERDICT_WORDS
+from lab.evidence.records.schema import VERDICT_WORDS
 from lab.scenarios.exploring import ScenarioExploration
 from lab.scenarios.kill_matrix import KillCell, KillMatrix
 from lab.scenarios.runner import GRANULARITIES, ScenarioResult

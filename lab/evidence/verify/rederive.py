@@ -1,8 +1,8 @@
 """What the auditor re-derives with its own code: ``report.md`` byte for byte, and which scenarios had to run.
 
 Both close holes that sums and cross-checks leave open. ``report.md`` is made from the records and decides nothing,
-so nothing else checks it: the auditor renders it again from the records (with :func:`~lab.evidence.report.
-render_report` and :func:`~lab.evidence.explore_report.exploration_section`, as the writer does) and compares bytes.
+so nothing else checks it: the auditor renders it again from the records (with :func:`~lab.evidence.report.report.
+render_report` and :func:`~lab.evidence.report.explore_report.exploration_section`, as the writer does) and compares bytes.
 That is only meaningful when the same renderer made it, so it is done when the archived machinery is the checkout's
 (no machinery drift). And a failing scenario could be dropped from the folder, its totals and ``run.json``'s list
 adjusted: the command ``run.json`` records says which scenario files had to run (every file ``sources/scenarios/``
@@ -18,11 +18,11 @@ from typing import Any
 
 from lab.engine.scheduler import BlockedActor
 from lab.engine.trace import TraceEvent
-from lab.evidence.consistency import Evidence, ScenarioEvidence
-from lab.evidence.explore_report import exploration_section
-from lab.evidence.findings import Problem
-from lab.evidence.report import render_report
-from lab.evidence.safefs import printable
+from lab.evidence.verify.consistency import Evidence, ScenarioEvidence
+from lab.evidence.report.explore_report import exploration_section
+from lab.evidence.records.findings import Problem
+from lab.evidence.report.report import render_report
+from lab.evidence.records.safefs import printable
 from lab.scenarios.loader import BrokenScenario
 from lab.scenarios.runner import Check, ScenarioResult, Verdict
 

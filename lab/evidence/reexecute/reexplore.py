@@ -1,10 +1,10 @@
 """Re-exploration: the archived code explores every recorded exploration again, and rebuilds the kill matrix.
 
-Both halves of this part of the re-execution protocol (:mod:`lab.evidence.rerun`) live here. The auditor adds
+Both halves of this part of the re-execution protocol (:mod:`lab.evidence.reexecute.rerun`) live here. The auditor adds
 ``explorations`` and ``kill_matrix`` to the child's request only when the folder has them, so the request for a
 folder without exploration is the one it always was. The child (:func:`reexplore`, run from the archive) explores
 each one with its recorded granularity, variant, preemption bound and budget, and answers with the record the
-archived :mod:`lab.evidence.exploration` makes of it; the auditor (:func:`compare_exploration`,
+archived :mod:`lab.evidence.records.exploration` makes of it; the auditor (:func:`compare_exploration`,
 :func:`compare_kill_matrix`) requires the same verdicts, counts, rows, outcomes and counterexamples, and the same
 cells. Exploration is deterministic, so any difference is a difference in the code or in the record.
 """
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lab.evidence.exploration import KILL_MATRIX
-from lab.evidence.findings import Problem
-from lab.evidence.safefs import printable
+from lab.evidence.records.exploration import KILL_MATRIX
+from lab.evidence.records.findings import Problem
+from lab.evidence.records.safefs import printable
 
 ALLOWANCE_CAP_SECONDS = 600.0
 """The most time re-exploration adds to the child's timeout, however slow the recorded explorations were."""
@@ -78,7 +78,7 @@ def reexplore(root: Path, request: Mapping[str, Any]) -> dict[str, Any]:
 
     ``root`` holds the archived ``scenarios/``. Each answer is an exploration record, or ``{"error": one line}``.
     """
-    from lab.evidence.exploration import exploration_record, kill_matrix_record
+    from lab.evidence.records.exploration import exploration_record, kill_matrix_record
     from lab.scenarios.exploring import explore_scenario
     from lab.scenarios.kill_matrix import build_kill_matrix
 
@@ -124,7 +124,7 @@ def reexplore(root: Path, request: Mapping[str, Any]) -> dict[str, Any]:
 
 def _load(root: Path, name: object, loaded: dict[str, Any]) -> Any:
     """The loaded scenario ``name`` from the archive (once per name), or a one-line reason it does not load."""
-    from lab.evidence.schema import is_name
+    from lab.evidence.records.schema import is_name
     from lab.scenarios.loader import BrokenScenario, load
 
     if not isinstance(name, str) or not is_name(name):

@@ -2,7 +2,7 @@
 
 It is made from the same data the JSON records hold (the run record and the scenario results) and decides
 nothing: verdicts and totals come from the runner. Table cells are escaped (``|`` and line breaks), diagrams by
-:mod:`lab.evidence.mermaid`.
+:mod:`lab.evidence.report.mermaid`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from lab.engine.trace import Json
-from lab.evidence.mermaid import sequence_diagram
+from lab.evidence.report.mermaid import sequence_diagram
 from lab.scenarios.loader import BrokenScenario
 from lab.scenarios.runner import ScenarioResult
 

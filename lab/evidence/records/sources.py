@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab.evidence.findings import Drift
-from lab.evidence.safefs import path_problem
+from lab.evidence.records.findings import Drift
+from lab.evidence.records.safefs import path_problem
 
 PACKAGES = ("lab", "scenarios")
 """Folders whose ``*.py`` files, at any depth, determine behaviour."""

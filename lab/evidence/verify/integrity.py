@@ -1,7 +1,7 @@
 """Integrity: every file the manifest lists exists and matches, and nothing else is in the folder.
 
 The manifest is ``SHA256SUMS``, or, during the writer's self-audit (before ``SHA256SUMS`` exists), the digests the
-writer recorded as it wrote. Listed paths are opened through :class:`~lab.evidence.safefs.FolderReader`, so a
+writer recorded as it wrote. Listed paths are opened through :class:`~lab.evidence.records.safefs.FolderReader`, so a
 ``../`` or a symbolic link is reported and never followed.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from lab.evidence.findings import Problem
-from lab.evidence.manifest import SUMS, parse_sums
-from lab.evidence.safefs import MIB, FolderReader, Unreadable, printable
-from lab.evidence.signing import SIGNATURE
+from lab.evidence.records.findings import Problem
+from lab.evidence.records.manifest import SUMS, parse_sums
+from lab.evidence.records.safefs import MIB, FolderReader, Unreadable, printable
+from lab.evidence.records.signing import SIGNATURE
 
 SUMS_CAP = 16 * MIB
 AUDIT = "audit.json"

@@ -1,6 +1,6 @@
 """The exploration part of ``report.md``: an outcome table per exploration, and the kill matrix as a table.
 
-Made from the records the folder holds (:mod:`lab.evidence.exploration`), so the report says nothing the JSON does
+Made from the records the folder holds (:mod:`lab.evidence.records.exploration`), so the report says nothing the JSON does
 not. A kill-matrix cell groups its granularities by status (``killed (probe, line)``, ``killed (line) · survived
 (probe)``) and shows the shortest counterexample schedule of its killed ones; every killed cell's schedule and
 reason are listed under the table.

@@ -18,17 +18,17 @@ from typing import Any
 from lab import __version__
 from lab.engine.trace import encode_trace
 from lab.errors import EvidenceError, UsageError
-from lab.evidence import sources as source_files
-from lab.evidence.auditor import audit
-from lab.evidence.exploration import KILL_MATRIX, plan_exploration
-from lab.evidence.explore_report import exploration_section
-from lab.evidence.findings import AuditReport
-from lab.evidence.loading import JSON_CAP
-from lab.evidence.manifest import SUMS, format_sums
-from lab.evidence.provenance import git_state
-from lab.evidence.records import STARTED, dump_json, request_lines, result_record, run_record, sha256, started_record
-from lab.evidence.report import render_report
-from lab.evidence.signing import SIGNATURE, sign
+from lab.evidence.records import sources as source_files
+from lab.evidence.verify.auditor import audit
+from lab.evidence.records.exploration import KILL_MATRIX, plan_exploration
+from lab.evidence.report.explore_report import exploration_section
+from lab.evidence.records.findings import AuditReport
+from lab.evidence.records.loading import JSON_CAP
+from lab.evidence.records.manifest import SUMS, format_sums
+from lab.evidence.write.provenance import git_state
+from lab.evidence.records.records import STARTED, dump_json, request_lines, result_record, run_record, sha256, started_record
+from lab.evidence.report.report import render_report
+from lab.evidence.records.signing import SIGNATURE, sign
 from lab.scenarios.exploring import ScenarioExploration
 from lab.scenarios.kill_matrix import KillMatrix
 from lab.scenarios.loader import BrokenScenario
@@ -93,7 +93,7 @@ def write_evidence(
     "max_schedules"}``, ``None`` when the run did not explore) add ``explore/`` and the summary in ``run.json``;
     each exploration must be of a scenario in ``results``. Anything that cannot be recorded raises ``ValueError``
     before a file is written. ``sign_with``: a private key file; ``SHA256SUMS.sig`` is then written last
-    (:mod:`lab.evidence.signing`), or :class:`~lab.evidence.signing.SigningError` raised.
+    (:mod:`lab.evidence.records.signing`), or :class:`~lab.evidence.records.signing.SigningError` raised.
     """
     _check_names(results)
     explored = plan_exploration(results, explorations, kill_matrix, explore_settings)

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from lab.engine.trace import Json
-from lab.evidence.exploration import summary_fails
+from lab.evidence.records.exploration import summary_fails
 from lab.scenarios.loader import BrokenScenario
 from lab.scenarios.runner import ScenarioResult, Verdict
 
@@ -127,8 +127,8 @@ def run_record(
 ) -> Json:
     """``run.json``: what ran, where, when, and the totals an auditor re-adds from the results.
 
-    ``exploration`` is the summary of the run's explorations (:func:`lab.evidence.exploration.summary_record`),
-    recorded only when the run explored; it can turn the status to FAIL (:func:`~lab.evidence.exploration.
+    ``exploration`` is the summary of the run's explorations (:func:`lab.evidence.records.exploration.summary_record`),
+    recorded only when the run explored; it can turn the status to FAIL (:func:`~lab.evidence.records.exploration.
     summary_fails`).
     """
     verdicts = {str(verdict): sum(r.verdict is verdict for r in results) for verdict in Verdict}

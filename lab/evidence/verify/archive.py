@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from lab.evidence.findings import Problem
-from lab.evidence.loading import JSON_CAP, load_record
-from lab.evidence.safefs import FolderReader, Unreadable, path_problem, printable
-from lab.evidence.schema import SOURCES_FIELDS
-from lab.evidence.sources import NORMALIZATION, combined_digest, source_digest
+from lab.evidence.records.findings import Problem
+from lab.evidence.records.loading import JSON_CAP, load_record
+from lab.evidence.records.safefs import FolderReader, Unreadable, path_problem, printable
+from lab.evidence.records.schema import SOURCES_FIELDS
+from lab.evidence.records.sources import NORMALIZATION, combined_digest, source_digest
 
 PREFIX = "sources/"
 

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lab.engine.trace import TraceEvent, encode_trace
-from lab.evidence.findings import Problem
-from lab.evidence.safefs import printable
+from lab.evidence.records.findings import Problem
+from lab.evidence.records.safefs import printable
 
 _UNFINISHED = {"DEADLOCK": "BLOCKED", "HUNG": "HUNG"}
 

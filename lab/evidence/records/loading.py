@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lab.evidence.findings import Problem
-from lab.evidence.records import parse_json
-from lab.evidence.safefs import MIB, FolderReader, Unreadable
-from lab.evidence.schema import Rule, field_problems
+from lab.evidence.records.findings import Problem
+from lab.evidence.records.records import parse_json
+from lab.evidence.records.safefs import MIB, FolderReader, Unreadable
+from lab.evidence.records.schema import Rule, field_problems
 
 JSON_CAP = 16 * MIB
 LINES_CAP = 64 * MIB

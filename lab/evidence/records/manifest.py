@@ -2,7 +2,7 @@
 
 One line per file, ``<64 lowercase hex>  <relative path>`` (two spaces: text mode), sorted by path, every line
 ending in LF. The manifest is written last, so its presence says the run finished writing; it never lists itself.
-Paths are plain relative paths (see :func:`lab.evidence.safefs.path_problem`), so no line needs coreutils'
+Paths are plain relative paths (see :func:`lab.evidence.records.safefs.path_problem`), so no line needs coreutils'
 backslash escaping.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from lab.evidence.safefs import path_problem, printable
+from lab.evidence.records.safefs import path_problem, printable
 
 SUMS = "SHA256SUMS"
 _LINE = re.compile(r"([0-9a-fA-F]{64})  (.+)")

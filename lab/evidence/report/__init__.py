@@ -1,0 +1,1 @@
+"""What a person reads in an evidence folder: report.md with its diagrams, and report.html."""
