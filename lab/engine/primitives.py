@@ -33,14 +33,12 @@ class _Primitive:
 class Latch(_Primitive):
     """A count-down latch (Java's CountDownLatch): ``wait()`` returns once ``count_down()`` ran ``count`` times.
 
-        >>> from lab.engine.footprint import Footprint, writes
-    from lab.engine.scheduler import Scheduler
-    from lab.errors import ScheduleError
-        >>> latch = Latch(Scheduler(), "fast-committed", 1)
-        >>> latch
-        <Latch fast-committed 1 left>
-        >>> latch.count_down(); latch.is_open()
-        True
+    >>> from lab.engine.scheduler import Scheduler
+    >>> latch = Latch(Scheduler(), "fast-committed", 1)
+    >>> latch
+    <Latch fast-committed 1 left>
+    >>> latch.count_down(); latch.is_open()
+    True
     """
 
     kind = "latch"
