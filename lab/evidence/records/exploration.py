@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from lab.engine.trace import Json
+from lab.evidence.records import layout
+from lab.evidence.records.layout import KILL_MATRIX, exploration_path
 from lab.evidence.records.schema import VERDICT_WORDS
 from lab.scenarios.exploring import ScenarioExploration
 from lab.scenarios.kill_matrix import KillCell, KillMatrix
 from lab.scenarios.runner import GRANULARITIES, ScenarioResult
 
-EXPLORE = "explore/"
-KILL_MATRIX = "explore/kill-matrix.json"
 DEFAULT_KILL_MATRIX_SCHEDULES = 20_000
 """What :func:`lab.scenarios.kill_matrix.build_kill_matrix` allows per cell when no settings say otherwise."""
 SUMMARY_KEYS = ("name", "variant", "default_variant", "granularity", "verdict", "schedules", "pruned", "distinct")
@@ -29,7 +29,6 @@ SUMMARY_KEYS = ("name", "variant", "default_variant", "granularity", "verdict", 
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _VARIANT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_FILE = re.compile(r"(?P<granularity>[a-z]+)(?:\.(?P<variant>[A-Za-z_][A-Za-z0-9_]*))?\.json")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,20 +40,9 @@ class ExplorationFiles:
     summary: dict[str, Json] | None
 
 
-def exploration_path(name: str, granularity: str, variant: str) -> str:
-    """``explore/<scenario>/<granularity>[.<variant>].json``: a variant only for race scenarios, which have them."""
-    return f"{EXPLORE}{name}/{granularity}{'.' + variant if variant else ''}.json"
-
-
 def parse_exploration_path(rel: str) -> tuple[str, str, str] | None:
     """``(scenario, granularity, variant)`` of an exploration file's path, or ``None`` if it is not one."""
-    parts = rel.split("/")
-    if len(parts) != 3 or parts[0] + "/" != EXPLORE or not _NAME.fullmatch(parts[1]):
-        return None
-    match = _FILE.fullmatch(parts[2])
-    if match is None or match["granularity"] not in GRANULARITIES:
-        return None
-    return parts[1], match["granularity"], match["variant"] or ""
+    return layout.parse_exploration_path(rel, GRANULARITIES)
 
 
 def exploration_record(found: ScenarioExploration, *, default_variant: bool) -> dict[str, Json]:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from lab.evidence.records.layout import SUMS
 from lab.evidence.records.safefs import path_problem, printable
 
-SUMS = "SHA256SUMS"
 _LINE = re.compile(r"([0-9a-fA-F]{64})  (.+)")
 
 

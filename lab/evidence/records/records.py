@@ -21,8 +21,6 @@ from lab.scenarios.runner import ScenarioResult, Verdict
 
 FORMAT = "concurrency-lab-evidence/1"
 """The format name and version ``run.json`` carries; an auditor refuses formats it does not know."""
-STARTED = "started.json"
-"""The first file of every folder, written as it is created: a folder holding it is evidence, finished or not."""
 
 
 def dump_json(value: Json) -> bytes:

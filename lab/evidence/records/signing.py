@@ -20,11 +20,10 @@ import tempfile
 from pathlib import Path
 
 from lab.errors import EvidenceError, UsageError
+from lab.evidence.records.layout import SIGNATURE, SUMS
 
 NAMESPACE = "concurrency-lab-evidence"
 """The ``-n`` namespace of every signature: a signature for anything else does not verify as one of these."""
-SIGNATURE = "SHA256SUMS.sig"
-"""The signature file, beside the manifest it signs; it is not listed in ``SHA256SUMS`` (it is made after it)."""
 SIGNATURE_CAP = 64 << 10
 """The largest signature file the auditor reads (an ed25519 signature is about 300 bytes, RSA 4096 about 1 KiB)."""
 _TIMEOUT_SECONDS = 30.0
@@ -74,7 +73,7 @@ def verify(sums: bytes, signature: bytes, allowed_signers: Path) -> tuple[str, s
                 return principal, ""
         return (
             "",
-            f"does not verify for {', '.join(principals)} in namespace {NAMESPACE}: SHA256SUMS changed since "
+            f"does not verify for {', '.join(principals)} in namespace {NAMESPACE}: {SUMS} changed since "
             "it was signed, or it was signed for another purpose",
         )
 

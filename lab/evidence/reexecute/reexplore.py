@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lab.evidence.records.exploration import KILL_MATRIX
 from lab.evidence.records.findings import Problem
+from lab.evidence.records.layout import KILL_MATRIX, scenario_source_path
 from lab.evidence.records.safefs import printable
 
 ALLOWANCE_CAP_SECONDS = 600.0
@@ -132,7 +132,7 @@ def _load(root: Path, name: object, loaded: dict[str, Any]) -> Any:
     if name not in loaded:
         scenario = load(root / "scenarios" / f"{name}.py")
         if isinstance(scenario, BrokenScenario):
-            loaded[name] = f"sources/scenarios/{name}.py does not load: {scenario.problem}"
+            loaded[name] = f"{scenario_source_path(name)} does not load: {scenario.problem}"
         else:
             loaded[name] = scenario
     return loaded[name]

@@ -1,18 +1,19 @@
 """Re-execution: run every scenario again and compare, here, with what was recorded.
 
 Two halves of one protocol live here. :func:`rerun` (the auditor's side) starts a child interpreter
-(:mod:`lab.evidence.reexecute.child`) running one of two kinds of code: the auditing checkout's own, when every archived file
-that would run is identical to it, or, asked for with ``--execute-archive``, a temporary copy of the archived code,
-with a scrubbed environment and resource limits. :func:`main` (the child's side) reads the request as JSON on stdin,
-runs the scenarios, and prints one JSON report on stdout: for each scenario its trace and requests as text, its
-outcomes, verdict and run status, and where ``lab`` was imported from, so the auditor can prove which code ran. The
-child's own digests are never trusted: the auditor hashes the text it printed and compares everything itself.
+(:mod:`lab.evidence.reexecute.child`) running one of two kinds of code: the auditing checkout's own, when every
+archived file that would run is identical to it, or, asked for with ``--execute-archive``, a temporary copy of the
+archived code, with a scrubbed environment and resource limits. :func:`main` (the child's side) reads the request as
+JSON on stdin, runs the scenarios, and prints one JSON report on stdout: for each scenario its trace and requests as
+text, its outcomes, verdict and run status, and where ``lab`` was imported from, so the auditor can prove which code
+ran. The child's own digests are never trusted: the auditor hashes the text it printed and compares everything
+itself.
 
 Each scenario is re-run the way it first ran: with the variant and granularity its result records, and, if it
 hung, with the watchdog its trace recorded, so it hangs the same way. When the folder holds explorations, the same
-child also explores them again and rebuilds the kill matrix (:mod:`lab.evidence.reexecute.reexplore`); the request carries
-them only then, so the protocol for a folder without exploration is unchanged. The whole child is bounded by a
-timeout.
+child also explores them again and rebuilds the kill matrix (:mod:`lab.evidence.reexecute.reexplore`); the request
+carries them only then, so the protocol for a folder without exploration is unchanged. The whole child is bounded
+by a timeout.
 """
 
 from __future__ import annotations
@@ -26,9 +27,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lab.evidence.reexecute.child import Code, run_child
 from lab.evidence.records.findings import Problem, Rerun, RerunStatus
+from lab.evidence.records.layout import (
+    SOURCES,
+    requests_path,
+    result_path,
+    scenario_dir,
+    scenario_source_path,
+    source_path,
+    trace_path,
+)
 from lab.evidence.records.records import request_lines, sha256
+from lab.evidence.records.schema import is_name
+from lab.evidence.reexecute.child import Code, run_child
 from lab.evidence.reexecute.reexplore import (
     ExpectedExploration,
     allowance,
@@ -36,7 +47,6 @@ from lab.evidence.reexecute.reexplore import (
     compare_kill_matrix,
     kill_matrix_request,
 )
-from lab.evidence.records.schema import is_name
 
 PROTOCOL = 1
 BASE_TIMEOUT_SECONDS = 60.0
@@ -107,7 +117,7 @@ def rerun(
         return Rerun(status, note, len(expected), seconds, len(explorations), code.label)
 
     if isinstance(done, str):
-        return summary(RerunStatus.FAILED, done), [Problem("sources/", done)]
+        return summary(RerunStatus.FAILED, done), [Problem(SOURCES, done)]
     report, problems = _read_report(done.stdout, code)
     if report is None:
         return summary(RerunStatus.FAILED, problems[0].reason), problems
@@ -116,7 +126,7 @@ def rerun(
     if (explorations or kill_matrix is not None) and not isinstance(report.get("explorations"), list):
         problems.append(
             Problem(
-                "sources/lab/evidence/reexecute/rerun.py",
+                source_path("lab/evidence/reexecute/rerun.py"),
                 "the re-executed code does not re-explore, but the folder holds explorations",
             )
         )
@@ -153,16 +163,16 @@ def _read_report(output: bytes, code: Code) -> tuple[dict[str, Any] | None, list
     try:
         report = json.loads(output.decode("utf-8"), parse_constant=_no_constant)
     except (ValueError, RecursionError):  # not UTF-8, not JSON
-        return None, [Problem("sources/", "re-execution did not print its JSON report")]
+        return None, [Problem(SOURCES, "re-execution did not print its JSON report")]
     if (
         not isinstance(report, dict)
         or report.get("protocol") != PROTOCOL
         or not isinstance(report.get("results"), dict)
     ):
-        return None, [Problem("sources/", f"re-execution printed a report that is not protocol {PROTOCOL}")]
+        return None, [Problem(SOURCES, f"re-execution printed a report that is not protocol {PROTOCOL}")]
     origin = report.get("lab")
     if not isinstance(origin, str) or not Path(origin).resolve().is_relative_to(code.root.resolve()):
-        return None, [Problem("sources/lab", f"re-execution imported lab from {origin!r}, not from {code.label}")]
+        return None, [Problem(source_path("lab"), f"re-execution imported lab from {origin!r}, not from {code.label}")]
     return report, []
 
 
@@ -171,20 +181,19 @@ def _no_constant(name: str) -> object:
 
 
 def _compare(item: Expected, got: object) -> list[Problem]:
-    base = f"scenarios/{item.name}"
     if not isinstance(got, dict):
-        return [Problem(base, "re-execution returned nothing for this scenario")]
+        return [Problem(scenario_dir(item.name), "re-execution returned nothing for this scenario")]
     if "broken" in got:
-        return [Problem(f"sources/scenarios/{item.name}.py", f"does not load when re-executed: {got['broken']}")]
+        return [Problem(scenario_source_path(item.name), f"does not load when re-executed: {got['broken']}")]
     problems = []
     trace = got.get("trace")
     printed = _encoded(trace)
     if printed is None or sha256(printed) != item.trace_sha256:
         problems.append(
-            Problem(f"{base}/trace.jsonl", "re-execution gave a different trace" + _first_difference(item.trace, trace))
+            Problem(trace_path(item.name), "re-execution gave a different trace" + _first_difference(item.trace, trace))
         )
     if _requests_digest(got) != item.requests_sha256:
-        problems.append(Problem(f"{base}/requests.jsonl", "re-execution sent different requests"))
+        problems.append(Problem(requests_path(item.name), "re-execution sent different requests"))
     for key, recorded in (
         ("outcomes", dict(item.outcomes)),
         ("verdict", item.verdict),
@@ -193,7 +202,7 @@ def _compare(item: Expected, got: object) -> list[Problem]:
         if got.get(key) != recorded:
             problems.append(
                 Problem(
-                    f"{base}/result.json", f"re-execution gave {key} {_show(got.get(key))}; recorded {_show(recorded)}"
+                    result_path(item.name), f"re-execution gave {key} {_show(got.get(key))}; recorded {_show(recorded)}"
                 )
             )
     return problems

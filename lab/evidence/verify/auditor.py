@@ -1,9 +1,10 @@
 """Audit an evidence folder: integrity, consistency, sources and drift, re-execution; every problem, at once.
 
-The audit only reads: it opens files inside the folder through :class:`~lab.evidence.records.safefs.FolderReader`, and the
-re-execution runs in a child (:mod:`lab.evidence.reexecute.child`) that works in a temporary folder and never on the evidence
-folder. Only a folder that is not an evidence folder at all raises (:class:`~lab.errors.EvidenceError`); everything
-else is a :class:`~lab.evidence.records.findings.Problem` in the returned report.
+The audit only reads: it opens files inside the folder through :class:`~lab.evidence.records.safefs.FolderReader`,
+and the re-execution runs in a child (:mod:`lab.evidence.reexecute.child`) that works in a temporary folder and
+never on the evidence folder. Only a folder that is not an evidence folder at all raises
+(:class:`~lab.errors.EvidenceError`); everything else is a :class:`~lab.evidence.records.findings.Problem` in the
+returned report.
 
 The auditing checkout's code decides, and the archive's code runs only when it is trusted or asked for:
 
@@ -31,23 +32,25 @@ from pathlib import Path
 import lab
 from lab.errors import EvidenceError, UsageError
 from lab.evidence.records import sources as source_files
-from lab.evidence.verify.archive import PREFIX, check_sources
-from lab.evidence.reexecute.child import Code
-from lab.evidence.verify.consistency import Evidence, ScenarioEvidence, check_consistency
 from lab.evidence.records.findings import AuditReport, Drift, Problem, Rerun, RerunStatus
-from lab.evidence.verify.integrity import SUMS_CAP, check_integrity
+from lab.evidence.records.layout import RUN, SIGNATURE, SOURCES, SOURCES_JSON, STARTED, SUMS, source_path
 from lab.evidence.records.loading import JSON_CAP
-from lab.evidence.records.manifest import SUMS
-from lab.evidence.records.records import STARTED, sha256
-from lab.evidence.verify.rederive import check_facts, check_report, check_selection
+from lab.evidence.records.records import sha256
+from lab.evidence.records.safefs import FolderReader, Unreadable, printable
+from lab.evidence.records.signing import SIGNATURE_CAP, verify
+from lab.evidence.reexecute.child import Code
 from lab.evidence.reexecute.reexplore import ExpectedExploration
 from lab.evidence.reexecute.rerun import ARCHIVE, CHECKOUT, Expected
 from lab.evidence.reexecute.rerun import rerun as reexecute
-from lab.evidence.records.safefs import FolderReader, Unreadable, printable
-from lab.evidence.records.signing import SIGNATURE, SIGNATURE_CAP, verify
+from lab.evidence.verify.archive import check_sources
+from lab.evidence.verify.consistency import Evidence, ScenarioEvidence, check_consistency
+from lab.evidence.verify.integrity import SUMS_CAP, check_integrity
+from lab.evidence.verify.rederive import check_facts, check_report, check_selection
 
 AUDITING_CHECKOUT = Path(lab.__file__).resolve().parent.parent
 """The tree holding the ``lab`` package that is auditing: the default checkout to compare with and to run."""
+_PACKAGE_INIT = "lab/__init__.py"
+"""The archived file (relative to ``sources/``) whose ``__version__`` ``run.json``'s ``lab_version`` must be."""
 MAX_HANG_WATCHDOG = 3600.0
 """The longest recorded watchdog a re-execution waits for (``run.py --watchdog`` accepts no more)."""
 
@@ -94,7 +97,7 @@ def audit(
             archived = check_sources(reader, listing, problems)
             check_facts(evidence.run, _archived_package(reader, archived), problems)
             signature = _check_signature(reader, listing, problems, allowed_signers) if manifest is None else ""
-            unsafe = _unsafe(problems) if archived is not None else ["sources.json"]
+            unsafe = _unsafe(problems) if archived is not None else [SOURCES_JSON]
             if rerun and execute_archive and not unsafe:
                 payload = _verified_copy(reader, archived or {}, problems)
                 unsafe = _unsafe(problems)
@@ -175,9 +178,9 @@ def _require_evidence_folder(folder: Path) -> None:
         raise EvidenceError(f"{folder} cannot be listed: {error.strerror}") from None
     if not names:
         raise EvidenceError(f"{folder} is empty: not an evidence folder")
-    if "run.json" not in names and SUMS not in names and STARTED not in names:
+    if RUN not in names and SUMS not in names and STARTED not in names:
         raise EvidenceError(
-            f"{folder} has neither {STARTED}, run.json nor {SUMS}: not an evidence folder (run.py writes all three)"
+            f"{folder} has neither {STARTED}, {RUN} nor {SUMS}: not an evidence folder (run.py writes all three)"
         )
 
 
@@ -207,22 +210,22 @@ def _check_signature(
     if reason:
         problems.append(Problem(SIGNATURE, reason))
         return ""
-    return f"SHA256SUMS signed by {principal} (verified with ssh-keygen -Y verify against {allowed})"
+    return f"{SUMS} signed by {principal} (verified with ssh-keygen -Y verify against {allowed})"
 
 
 def _archived_package(reader: FolderReader, archived: Mapping[str, str] | None) -> bytes | None:
     """The archived ``lab/__init__.py``, when the archive verified and holds it."""
-    if archived is None or "lab/__init__.py" not in archived:
+    if archived is None or _PACKAGE_INIT not in archived:
         return None
     try:
-        return reader.read(PREFIX + "lab/__init__.py", JSON_CAP)
+        return reader.read(source_path(_PACKAGE_INIT), JSON_CAP)
     except Unreadable:
         return None
 
 
 def _unsafe(problems: list[Problem]) -> list[str]:
     """The files whose problems make the archived sources unfit to run (or to trust as a copy of anything)."""
-    return sorted({p.file for p in problems if p.file.startswith(PREFIX) or p.file == "sources.json"})
+    return sorted({p.file for p in problems if p.file.startswith(SOURCES) or p.file == SOURCES_JSON})
 
 
 def _verified_copy(
@@ -233,12 +236,12 @@ def _verified_copy(
     copy: dict[str, bytes] = {}
     for path, digest in archived.items():
         try:
-            data = reader.read(PREFIX + path, JSON_CAP)
+            data = reader.read(source_path(path), JSON_CAP)
         except Unreadable as error:
-            problems.append(Problem(PREFIX + path, str(error)))
+            problems.append(Problem(source_path(path), str(error)))
             return None
         if source_files.source_digest(data) != digest:
-            problems.append(Problem(PREFIX + path, "changed while it was being copied for re-execution"))
+            problems.append(Problem(source_path(path), "changed while it was being copied for re-execution"))
             return None
         copy[path] = data
     return copy
@@ -252,7 +255,7 @@ def _judge_drift(drift: Drift | None, problems: list[Problem], *, accept: bool) 
         return drift.machinery
     problems.append(
         Problem(
-            PREFIX,
+            SOURCES,
             f"the lab's machinery differs from the auditing checkout {drift.checkout} in {len(drift.machinery)} "
             f"files ({_listed(drift, drift.machinery)}): the records were made by other code than the code judging "
             f"them; audit from a checkout of the code that made the run, or accept the difference with "
@@ -294,7 +297,7 @@ def _rerun(
         return Rerun(
             RerunStatus.SKIPPED,
             f"re-execution skipped: the archived sources failed verification "
-            f"({', '.join(unsafe[:3]) or 'sources.json'}{', ...' if len(unsafe) > 3 else ''}), so they were not run",
+            f"({', '.join(unsafe[:3]) or SOURCES_JSON}{', ...' if len(unsafe) > 3 else ''}), so they were not run",
         )
     if not execute_archive and drift.runnable:
         reason = (
@@ -304,7 +307,7 @@ def _rerun(
         )
         problems.append(
             Problem(
-                PREFIX,
+                SOURCES,
                 f"{reason}; run the archived code, contained, with --execute-archive, or "
                 f"audit from a checkout of the code that made the run",
             )
@@ -321,7 +324,7 @@ def _rerun(
             try:
                 _write_copy(Path(scratch), payload)
             except OSError as error:  # sources.json lists a path as a file and as a folder, for one
-                problems.append(Problem(PREFIX, f"cannot be copied for re-execution: {error.strerror or error}"))
+                problems.append(Problem(SOURCES, f"cannot be copied for re-execution: {error.strerror or error}"))
                 return Rerun(RerunStatus.SKIPPED, "re-execution skipped: the archived sources could not be copied")
         else:
             code = Code(checkout, sandboxed=False, label=CHECKOUT)

@@ -13,21 +13,29 @@ from datetime import datetime
 from typing import Any
 
 from lab.engine.trace import TraceEvent
-from lab.evidence.verify.explore_checks import ExplorationEvidence, check_exploration, is_exploration_file
 from lab.evidence.records.findings import Problem
+from lab.evidence.records.layout import (
+    AUDIT,
+    OPTIONAL_FILES,
+    REPORT_MD,
+    RUN,
+    SOURCES,
+    STARTED,
+    SUMS,
+    TOP_FILES,
+    parse_scenario_path,
+    requests_path,
+    result_path,
+    scenario_dir,
+    trace_path,
+)
 from lab.evidence.records.loading import LINES_CAP, load_record
 from lab.evidence.records.loading import read_file as _read
-from lab.evidence.records.manifest import SUMS
-from lab.evidence.records.records import FORMAT, STARTED, sha256
+from lab.evidence.records.records import FORMAT, sha256
 from lab.evidence.records.safefs import FolderReader, printable
-from lab.evidence.records.schema import AUDIT_FIELDS, RESULT_FIELDS, RUN_FIELDS, STARTED_FIELDS, is_name
-from lab.evidence.records.signing import SIGNATURE
+from lab.evidence.records.schema import AUDIT_FIELDS, RESULT_FIELDS, RUN_FIELDS, STARTED_FIELDS
+from lab.evidence.verify.explore_checks import ExplorationEvidence, check_exploration, is_exploration_file
 from lab.evidence.verify.traces import check_against_trace, parse_trace
-
-TOP_FILES = ("run.json", "sources.json", "report.md", "audit.json", SUMS)
-OPTIONAL_FILES = (STARTED, SIGNATURE)
-"""Top-level files a folder may lack: folders written before ``started.json`` existed, and unsigned ones."""
-SCENARIO_FILES = ("result.json", "trace.jsonl", "requests.jsonl")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,12 +64,10 @@ def check_consistency(
 ) -> Evidence:
     """Check the layout, every record, and the records against each other; return what parsed."""
     _check_layout(listing, problems, self_audit=self_audit)
-    run = load_record(reader, listing, "run.json", RUN_FIELDS, problems)
+    run = load_record(reader, listing, RUN, RUN_FIELDS, problems)
     if run is not None and run["format"] != FORMAT:
         problems.append(
-            Problem(
-                "run.json", f"format {printable(str(run['format']))!r} is not {FORMAT!r}, the one this auditor reads"
-            )
+            Problem(RUN, f"format {printable(str(run['format']))!r} is not {FORMAT!r}, the one this auditor reads")
         )
         run = None
     names = list(dict.fromkeys([*(run["scenarios"] if run is not None else []), *_scenario_folders(listing)]))
@@ -73,21 +79,18 @@ def check_consistency(
         _check_started(reader, listing, problems)
     if not self_audit:
         _check_audit(reader, listing, problems)
-    report = _read(reader, "report.md", LINES_CAP, problems, text=True) if "report.md" in listing else None
+    report = _read(reader, REPORT_MD, LINES_CAP, problems, text=True) if REPORT_MD in listing else None
     return Evidence(run, scenarios, explored, report)
 
 
 def _check_layout(listing: Mapping[str, str], problems: list[Problem], *, self_audit: bool) -> None:
     for rel in listing:
-        parts = rel.split("/")
-        if rel in TOP_FILES or rel in OPTIONAL_FILES or parts[0] == "sources":
+        if rel in TOP_FILES or rel in OPTIONAL_FILES or rel.startswith(SOURCES):
             continue
-        if len(parts) == 3 and parts[0] == "scenarios" and is_name(parts[1]) and parts[2] in SCENARIO_FILES:
-            continue
-        if is_exploration_file(rel):
+        if parse_scenario_path(rel) is not None or is_exploration_file(rel):
             continue
         problems.append(Problem(printable(rel), "is not part of an evidence folder (see docs/evidence.md)"))
-    later = {"run.json", SUMS, "audit.json"} if self_audit else {"run.json", SUMS}  # reported elsewhere, or later
+    later = {RUN, SUMS, AUDIT} if self_audit else {RUN, SUMS}  # reported elsewhere, or later
     problems.extend(
         Problem(name, "missing: every evidence folder has one")
         for name in TOP_FILES
@@ -96,42 +99,41 @@ def _check_layout(listing: Mapping[str, str], problems: list[Problem], *, self_a
 
 
 def _scenario_folders(listing: Mapping[str, str]) -> list[str]:
-    parts = (rel.split("/") for rel in listing)
-    return sorted({p[1] for p in parts if len(p) == 3 and p[0] == "scenarios" and is_name(p[1])})
+    return sorted({where[0] for where in map(parse_scenario_path, listing) if where is not None})
 
 
 def _check_scenario(
     reader: FolderReader, listing: Mapping[str, str], name: str, problems: list[Problem]
 ) -> ScenarioEvidence:
-    base = f"scenarios/{name}"
-    result = load_record(reader, listing, f"{base}/result.json", RESULT_FIELDS, problems)
-    trace = _read(reader, f"{base}/trace.jsonl", LINES_CAP, problems) if f"{base}/trace.jsonl" in listing else None
-    if f"{base}/trace.jsonl" not in listing:
-        problems.append(Problem(f"{base}/trace.jsonl", "missing: every scenario has a trace"))
-    events = parse_trace(trace, f"{base}/trace.jsonl", problems) if trace is not None else None
+    result_rel, trace_rel = result_path(name), trace_path(name)
+    result = load_record(reader, listing, result_rel, RESULT_FIELDS, problems)
+    trace = _read(reader, trace_rel, LINES_CAP, problems) if trace_rel in listing else None
+    if trace_rel not in listing:
+        problems.append(Problem(trace_rel, "missing: every scenario has a trace"))
+    events = parse_trace(trace, trace_rel, problems) if trace is not None else None
     if result is not None:
         if result["name"] != name:
             problems.append(
-                Problem(f"{base}/result.json", f"names scenario {printable(result['name'])!r}, but it is in {base}/")
+                Problem(result_rel, f"names scenario {printable(result['name'])!r}, but it is in {scenario_dir(name)}/")
             )
-        _check_requests(reader, listing, base, result, problems)
-        _check_verdict(f"{base}/result.json", result, problems)
+        _check_requests(reader, listing, name, result, problems)
+        _check_verdict(result_rel, result, problems)
         if trace is not None and result["trace_sha256"] != sha256(trace):
-            problems.append(Problem(f"{base}/trace.jsonl", "does not match the trace_sha256 in result.json"))
+            problems.append(Problem(trace_rel, "does not match the trace_sha256 in result.json"))
         if events is not None:
-            check_against_trace(base, result, events, problems)
+            check_against_trace(name, result, events, problems)
     return ScenarioEvidence(name, result, trace, tuple(events) if events is not None else None)
 
 
 def _check_requests(
-    reader: FolderReader, listing: Mapping[str, str], base: str, result: Mapping[str, Any], problems: list[Problem]
+    reader: FolderReader, listing: Mapping[str, str], name: str, result: Mapping[str, Any], problems: list[Problem]
 ) -> None:
-    rel, count = f"{base}/requests.jsonl", result["requests"]
+    rel, count = requests_path(name), result["requests"]
     if count == 0:
         if rel in listing:
             problems.append(Problem(rel, "exists, but result.json says the scenario sent no requests"))
         if result["requests_sha256"] is not None:
-            problems.append(Problem(f"{base}/result.json", "has a requests_sha256 but 0 requests"))
+            problems.append(Problem(result_path(name), "has a requests_sha256 but 0 requests"))
         return
     if rel not in listing:
         problems.append(Problem(rel, f"missing: result.json says the scenario sent {count} requests"))
@@ -168,13 +170,13 @@ def _check_run(
     listed, folders = run["scenarios"], set(_scenario_folders(listing))
     if run["scenario_count"] != len(listed):
         problems.append(
-            Problem("run.json", f"scenario_count is {run['scenario_count']}, but it lists {len(listed)} scenarios")
+            Problem(RUN, f"scenario_count is {run['scenario_count']}, but it lists {len(listed)} scenarios")
         )
     for name in listed:
         if name not in folders:
-            problems.append(Problem(f"scenarios/{name}", "missing: run.json lists this scenario"))
+            problems.append(Problem(scenario_dir(name), "missing: run.json lists this scenario"))
     for name in sorted(folders - set(listed)):
-        problems.append(Problem(f"scenarios/{name}", "is not listed in run.json"))
+        problems.append(Problem(scenario_dir(name), "is not listed in run.json"))
     _check_times(run, problems)
     results = [s.result for s in scenarios if s.name in listed]
     if len(listed) != len(set(listed)) or any(r is None for r in results):
@@ -184,7 +186,7 @@ def _check_run(
     if run["checks"] != totals:
         problems.append(
             Problem(
-                "run.json",
+                RUN,
                 f"checks say {run['checks'].get('passed')} passed and "
                 f"{run['checks'].get('failed')} failed, but the results add up to "
                 f"{totals['passed']} and {totals['failed']}",
@@ -193,18 +195,16 @@ def _check_run(
     verdicts = [r["verdict"] for r in results if r is not None]
     counted = {word: verdicts.count(word) for word in ("PASS", "FAIL", "ERROR")}
     if run["verdicts"] != counted:
-        problems.append(Problem("run.json", f"verdicts {_short(run['verdicts'])} differ from the results' {counted}"))
+        problems.append(Problem(RUN, f"verdicts {_short(run['verdicts'])} differ from the results' {counted}"))
     calls = sum(r["transport_calls"] for r in results if r is not None)
     if run["transport_calls"] != calls:
-        problems.append(
-            Problem("run.json", f"transport_calls is {run['transport_calls']}, but the results add up to {calls}")
-        )
+        problems.append(Problem(RUN, f"transport_calls is {run['transport_calls']}, but the results add up to {calls}"))
     if explore_fails is None and run.get("exploration") is not None:
         return  # the exploration summary is unusable (reported): the status cannot be recomputed
     status = "PASS" if not run["broken"] and counted["PASS"] == len(verdicts) and not explore_fails else "FAIL"
     if run["status"] != status:
         what = "results, broken files and exploration" if explore_fails is not None else "results and broken files"
-        problems.append(Problem("run.json", f"status is {run['status']}, but the {what} make it {status}"))
+        problems.append(Problem(RUN, f"status is {run['status']}, but the {what} make it {status}"))
 
 
 def _check_times(run: Mapping[str, Any], problems: list[Problem]) -> None:
@@ -212,10 +212,10 @@ def _check_times(run: Mapping[str, Any], problems: list[Problem]) -> None:
         started = datetime.fromisoformat(run["started"].replace("Z", "+00:00"))
         ended = datetime.fromisoformat(run["ended"].replace("Z", "+00:00"))
     except ValueError:
-        problems.append(Problem("run.json", "started or ended is not an ISO 8601 time"))
+        problems.append(Problem(RUN, "started or ended is not an ISO 8601 time"))
         return
     if ended < started:
-        problems.append(Problem("run.json", "ended is before started"))
+        problems.append(Problem(RUN, "ended is before started"))
 
 
 def _check_started(reader: FolderReader, listing: Mapping[str, str], problems: list[Problem]) -> None:
@@ -225,15 +225,15 @@ def _check_started(reader: FolderReader, listing: Mapping[str, str], problems: l
 
 
 def _check_audit(reader: FolderReader, listing: Mapping[str, str], problems: list[Problem]) -> None:
-    if "audit.json" not in listing:
+    if AUDIT not in listing:
         return  # the layout check reports it missing
-    record = load_record(reader, listing, "audit.json", AUDIT_FIELDS, problems)
+    record = load_record(reader, listing, AUDIT, AUDIT_FIELDS, problems)
     if record is not None and not record["ok"]:
         found = record["problems"]
         first = f"; first: {found[0]['file']}: {found[0]['reason']}" if found else ""
         problems.append(
             Problem(
-                "audit.json",
+                AUDIT,
                 f"the self-audit made when this folder was written found {len(found)} problems{printable(first)}",
             )
         )

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from lab.evidence.records.exploration import (
-    KILL_MATRIX,
     SUMMARY_KEYS,
     matrix_from_record,
     parse_exploration_path,
     summary_fails,
 )
 from lab.evidence.records.findings import Problem
+from lab.evidence.records.layout import KILL_MATRIX, RUN
 from lab.evidence.records.loading import load_record
 from lab.evidence.records.safefs import FolderReader, printable
 from lab.evidence.records.schema import (
@@ -100,12 +100,10 @@ def _summary(run: Mapping[str, Any] | None, problems: list[Problem]) -> Mapping[
     if summary is None:
         return None
     if not isinstance(summary, dict):
-        problems.append(
-            Problem("run.json", f"field 'exploration' is {printable(repr(summary)[:40])}, not null or an object")
-        )
+        problems.append(Problem(RUN, f"field 'exploration' is {printable(repr(summary)[:40])}, not null or an object"))
         return None
     reasons = field_problems(summary, SUMMARY_FIELDS)
-    problems.extend(Problem("run.json", f"exploration {reason}") for reason in reasons)
+    problems.extend(Problem(RUN, f"exploration {reason}") for reason in reasons)
     return None if reasons else summary
 
 
@@ -293,7 +291,7 @@ def _check_summary(
         if rel not in listed:
             problems.append(Problem(rel, "is not listed in run.json's exploration summary"))
     if len(set(listed)) != len(listed):
-        problems.append(Problem("run.json", "its exploration summary lists a file twice"))
+        problems.append(Problem(RUN, "its exploration summary lists a file twice"))
     for entry in entries:
         record = records.get(entry["file"])
         if record is None:
@@ -303,7 +301,7 @@ def _check_summary(
             key = differ[0]
             problems.append(
                 Problem(
-                    "run.json",
+                    RUN,
                     f"exploration {printable(entry['file'])}: {key} is "
                     f"{_short(entry[key])}, but the file says {_short(record[key])}",
                 )
@@ -313,7 +311,7 @@ def _check_summary(
     if summary["verdicts"] != counted:
         problems.append(
             Problem(
-                "run.json",
+                RUN,
                 f"exploration verdicts {_short(summary['verdicts'])} differ from its explorations' {counted}",
             )
         )
@@ -324,13 +322,11 @@ def _check_summary(
         problems.append(Problem(KILL_MATRIX, "missing: run.json records a kill matrix"))
     elif recorded is not None and kill is not None:
         if recorded["file"] != KILL_MATRIX:
-            problems.append(
-                Problem("run.json", f"its kill matrix is at {printable(recorded['file'])}, not {KILL_MATRIX}")
-            )
+            problems.append(Problem(RUN, f"its kill matrix is at {printable(recorded['file'])}, not {KILL_MATRIX}"))
         if (recorded["ok"], recorded["problems"]) != (kill["ok"], kill["problems"]):
             problems.append(
                 Problem(
-                    "run.json",
+                    RUN,
                     f"kill matrix ok {str(recorded['ok']).lower()} with "
                     f"{len(recorded['problems'])} problems, but {KILL_MATRIX} says ok "
                     f"{str(kill['ok']).lower()} with {len(kill['problems'])}",

@@ -10,12 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from lab.evidence.records.findings import Problem
-from lab.evidence.records.manifest import SUMS, parse_sums
+from lab.evidence.records.layout import AUDIT, SIGNATURE, SUMS
+from lab.evidence.records.manifest import parse_sums
 from lab.evidence.records.safefs import MIB, FolderReader, Unreadable, printable
-from lab.evidence.records.signing import SIGNATURE
 
 SUMS_CAP = 16 * MIB
-AUDIT = "audit.json"
 
 
 def check_integrity(
@@ -62,7 +61,7 @@ def _read_sums(reader: FolderReader, listing: Mapping[str, str], problems: list[
         problems.append(
             Problem(
                 SUMS,
-                "missing: the run did not finish writing this folder (SHA256SUMS is written "
+                f"missing: the run did not finish writing this folder ({SUMS} is written "
                 "last), so no file in it can be verified",
             )
         )

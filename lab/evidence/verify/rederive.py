@@ -18,11 +18,12 @@ from typing import Any
 
 from lab.engine.scheduler import BlockedActor
 from lab.engine.trace import TraceEvent
-from lab.evidence.verify.consistency import Evidence, ScenarioEvidence
-from lab.evidence.report.explore_report import exploration_section
 from lab.evidence.records.findings import Problem
-from lab.evidence.report.report import render_report
+from lab.evidence.records.layout import REPORT_MD, RUN
 from lab.evidence.records.safefs import printable
+from lab.evidence.report.explore_report import exploration_section
+from lab.evidence.report.report import render_report
+from lab.evidence.verify.consistency import Evidence, ScenarioEvidence
 from lab.scenarios.loader import BrokenScenario
 from lab.scenarios.runner import Check, ScenarioResult, Verdict
 
@@ -50,7 +51,7 @@ def check_report(evidence: Evidence, problems: list[Problem]) -> bool:
     if made != evidence.report:
         problems.append(
             Problem(
-                "report.md",
+                REPORT_MD,
                 f"differs from the report the audit's code makes of these records"
                 f"{_first_difference(evidence.report, made)}",
             )
@@ -81,7 +82,7 @@ def check_selection(run: Mapping[str, Any] | None, archived: Mapping[str, str] |
         shown = ", ".join(printable(name) for name in expected)
         problems.append(
             Problem(
-                "run.json",
+                RUN,
                 f"its command ({printable(' '.join(command))}) runs {shown or 'nothing'}, "
                 f"but scenarios and broken name "
                 f"{', '.join(printable(n) for n in [*run['scenarios'], *broken])}",
@@ -98,7 +99,7 @@ def check_facts(run: Mapping[str, Any] | None, package: bytes | None, problems: 
     if run["network_requests"] != 0:
         problems.append(
             Problem(
-                "run.json",
+                RUN,
                 f"network_requests is {run['network_requests']}, but the runner sends "
                 "none (its transports are scripted)",
             )
@@ -107,7 +108,7 @@ def check_facts(run: Mapping[str, Any] | None, package: bytes | None, problems: 
     if version is not None and run["lab_version"] != version:
         problems.append(
             Problem(
-                "run.json",
+                RUN,
                 f"lab_version is {printable(run['lab_version'])!r}, but the archived "
                 f"lab/__init__.py says {printable(version)!r}",
             )

@@ -14,6 +14,7 @@ from typing import Any
 
 from lab.engine.trace import TraceEvent, encode_trace
 from lab.evidence.records.findings import Problem
+from lab.evidence.records.layout import result_path, trace_path
 from lab.evidence.records.safefs import printable
 
 _UNFINISHED = {"DEADLOCK": "BLOCKED", "HUNG": "HUNG"}
@@ -73,10 +74,10 @@ def _event_problem(line: str, index: int) -> str:
 
 
 def check_against_trace(
-    base: str, result: Mapping[str, Any], events: Sequence[TraceEvent], problems: list[Problem]
+    name: str, result: Mapping[str, Any], events: Sequence[TraceEvent], problems: list[Problem]
 ) -> None:
-    """Compare ``result.json`` (already checked for its fields) with its parsed trace, in ``scenarios/<name>``."""
-    rel, trace_rel = f"{base}/result.json", f"{base}/trace.jsonl"
+    """Compare scenario ``name``'s ``result.json`` (already checked for its fields) with its parsed trace."""
+    rel, trace_rel = result_path(name), trace_path(name)
     if result["trace_events"] != len(events):
         problems.append(Problem(rel, f"says {result['trace_events']} trace events; trace.jsonl has {len(events)}"))
     ends = {e.actor: e.detail.get("outcome") for e in events if e.op == "end"}
@@ -98,7 +99,7 @@ def check_against_trace(
             )
     for actor in sorted((ends.keys() | raised) - outcomes.keys()):
         problems.append(Problem(trace_rel, f"ends actor {printable(actor)!r}, which result.json does not list"))
-    _check_final(base, result, events, problems)
+    _check_final(name, result, events, problems)
     for op, word in (("deadlock", "DEADLOCK"), ("hang", "HUNG")):
         marked = [e for e in events if e.op == op]
         if bool(marked) != (status == word):
@@ -114,14 +115,14 @@ def check_against_trace(
                 problems.append(Problem(rel, "blocked actors differ from the trace's deadlock event"))
 
 
-def _check_final(base: str, result: Mapping[str, Any], events: Sequence[TraceEvent], problems: list[Problem]) -> None:
+def _check_final(name: str, result: Mapping[str, Any], events: Sequence[TraceEvent], problems: list[Problem]) -> None:
     finals = [index for index, event in enumerate(events) if event.op == "final"]
     if finals:
         if finals != [len(events) - 1] or events[-1].actor != "lab":
-            problems.append(Problem(f"{base}/trace.jsonl", "the 'final' event must be the last one, once, by lab"))
+            problems.append(Problem(trace_path(name), "the 'final' event must be the last one, once, by lab"))
         elif dict(events[-1].detail) != result["state"]:
-            problems.append(Problem(f"{base}/result.json", "state differs from the trace's final event"))
+            problems.append(Problem(result_path(name), "state differs from the trace's final event"))
     elif result["verdict"] != "ERROR":
-        problems.append(Problem(f"{base}/trace.jsonl", "has no final event, though the scenario ran to a verdict"))
+        problems.append(Problem(trace_path(name), "has no final event, though the scenario ran to a verdict"))
     elif result["state"]:
-        problems.append(Problem(f"{base}/result.json", "has a state, but the trace has no final event"))
+        problems.append(Problem(result_path(name), "has a state, but the trace has no final event"))

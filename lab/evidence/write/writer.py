@@ -19,16 +19,37 @@ from lab import __version__
 from lab.engine.trace import encode_trace
 from lab.errors import EvidenceError, UsageError
 from lab.evidence.records import sources as source_files
-from lab.evidence.verify.auditor import audit
-from lab.evidence.records.exploration import KILL_MATRIX, plan_exploration
-from lab.evidence.report.explore_report import exploration_section
+from lab.evidence.records.exploration import plan_exploration
 from lab.evidence.records.findings import AuditReport
+from lab.evidence.records.layout import (
+    AUDIT,
+    KILL_MATRIX,
+    REPORT_MD,
+    RUN,
+    SIGNATURE,
+    SOURCES_JSON,
+    STARTED,
+    SUMS,
+    requests_path,
+    result_path,
+    source_path,
+    trace_path,
+)
 from lab.evidence.records.loading import JSON_CAP
-from lab.evidence.records.manifest import SUMS, format_sums
-from lab.evidence.write.provenance import git_state
-from lab.evidence.records.records import STARTED, dump_json, request_lines, result_record, run_record, sha256, started_record
+from lab.evidence.records.manifest import format_sums
+from lab.evidence.records.records import (
+    dump_json,
+    request_lines,
+    result_record,
+    run_record,
+    sha256,
+    started_record,
+)
+from lab.evidence.records.signing import sign
+from lab.evidence.report.explore_report import exploration_section
 from lab.evidence.report.report import render_report
-from lab.evidence.records.signing import SIGNATURE, sign
+from lab.evidence.verify.auditor import audit
+from lab.evidence.write.provenance import git_state
 from lab.scenarios.exploring import ScenarioExploration
 from lab.scenarios.kill_matrix import KillMatrix
 from lab.scenarios.loader import BrokenScenario
@@ -102,14 +123,14 @@ def write_evidence(
     out.adopt(STARTED, lambda: dump_json(started_record(started)))
     archived = source_files.collect(root)
     for file in archived:
-        out.write(f"sources/{file.path}", file.data)
-    out.write("sources.json", dump_json(source_files.document(archived)))
+        out.write(source_path(file.path), file.data)
+    out.write(SOURCES_JSON, dump_json(source_files.document(archived)))
     for result in results:
         trace, requests = encode_trace(result.trace), request_lines(result.requests)
-        out.write(f"scenarios/{result.name}/trace.jsonl", trace)
+        out.write(trace_path(result.name), trace)
         if result.requests:
-            out.write(f"scenarios/{result.name}/requests.jsonl", requests)
-        out.write(f"scenarios/{result.name}/result.json", dump_json(result_record(result, trace, requests, root=root)))
+            out.write(requests_path(result.name), requests)
+        out.write(result_path(result.name), dump_json(result_record(result, trace, requests, root=root)))
     for rel, record in explored.records:
         out.write(rel, dump_json(record))
     if explored.kill_matrix is not None:
@@ -124,13 +145,13 @@ def write_evidence(
         git=git,
         exploration=explored.summary,
     )
-    out.write("run.json", dump_json(run))
+    out.write(RUN, dump_json(run))
     settings = explored.summary["settings"] if explored.summary is not None else None
     section = exploration_section(settings, explored.records, explored.kill_matrix)
     text = render_report(run, results, broken) + ("\n" + "\n".join(section) + "\n" if section else "")
-    out.write("report.md", text.encode("utf-8"))
+    out.write(REPORT_MD, text.encode("utf-8"))
     verified = audit(folder, rerun=True, checkout=root, manifest=dict(out.digests))
-    out.write("audit.json", dump_json(verified.to_json()))
+    out.write(AUDIT, dump_json(verified.to_json()))
     sums = format_sums(out.digests)
     out.write(SUMS, sums, record=False)
     if sign_with is not None:  # the folder is complete: a failure here leaves it verifiable, only unsigned
