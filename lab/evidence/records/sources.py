@@ -4,13 +4,20 @@ A file's fingerprint is the SHA-256 of its content with line endings normalized 
 LF), so a checkout made with ``core.autocrlf`` fingerprints exactly like the original. The combined digest is the
 SHA-256 of the UTF-8 text made of one line ``"<hex>  <path>\\n"`` per file, sorted by path: the same text a
 ``SHA256SUMS`` of the normalized files would hold.
+
+A run's behaviour files are ``lab/`` and ``scenarios/`` side by side under one root, as in a checkout. An installed
+lab with a scenario folder elsewhere gets such a root from :func:`source_root`: a temporary copy of both, so what is
+archived, what the self-audit re-executes and what a later audit compares with are laid out exactly as in a checkout.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-from collections.abc import Iterable, Mapping
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,6 +107,41 @@ def drift(archived: Mapping[str, str], checkout: Path) -> Drift:
         added=tuple(sorted(current.keys() - archived.keys())),
         removed=tuple(sorted(archived.keys() - current.keys())),
     )
+
+
+def is_checkout(root: Path) -> bool:
+    """True when ``root`` is a source checkout of the lab (``lab/`` beside ``pyproject.toml``), not, say, the
+    ``site-packages`` folder an installed lab sits in."""
+    return (root / "lab" / "__init__.py").is_file() and (root / "pyproject.toml").is_file()
+
+
+@contextlib.contextmanager
+def source_root(lab_root: Path, scenarios: Path) -> Iterator[Path]:
+    """A root holding ``lab/`` (from ``lab_root``) and ``scenarios/`` (the folder ``scenarios``), for as long as the
+    ``with`` block lasts.
+
+    When ``scenarios`` is ``lab_root``'s own ``scenarios/`` folder, that is ``lab_root`` itself. Otherwise (an
+    installed lab, or a scenario folder outside the checkout) it is a temporary copy of the ``lab`` package, the
+    scenario files and, from a checkout, its top files (:data:`TOP_FILES`): a run records, and an audit compares
+    with and re-executes, one tree in the layout of a checkout, wherever its parts live. ``__pycache__`` is never
+    copied. A missing ``scenarios`` folder is copied as an empty one (an audit then names the files it lacks).
+    """
+    if (lab_root / "scenarios").resolve() == scenarios.resolve():
+        yield lab_root
+        return
+    with tempfile.TemporaryDirectory(prefix="lab-sources-") as scratch:
+        root = Path(scratch)
+        skip = shutil.ignore_patterns("__pycache__")
+        shutil.copytree(lab_root / "lab", root / "lab", ignore=skip)
+        if scenarios.is_dir():
+            shutil.copytree(scenarios, root / "scenarios", ignore=skip)
+        else:
+            (root / "scenarios").mkdir()
+        if is_checkout(lab_root):
+            for name in TOP_FILES:
+                if (lab_root / name).is_file():
+                    shutil.copy2(lab_root / name, root / name)
+        yield root
 
 
 def _read(root: Path, paths: Iterable[str]) -> Iterable[tuple[str, bytes]]:

@@ -26,7 +26,7 @@ import math
 import os
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import lab
@@ -65,6 +65,7 @@ def audit(
     execute_archive: bool = False,
     accept_drift: bool = False,
     allowed_signers: Path | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> AuditReport:
     """Verify ``folder`` and return the report; raise :class:`EvidenceError` if it is not an evidence folder.
 
@@ -75,6 +76,8 @@ def audit(
     ``execute_archive``: re-execute the archived code itself, contained (see :mod:`lab.evidence.reexecute.child`).
     ``accept_drift``: drift of the lab's machinery is reported and recorded as accepted, not a problem.
     ``allowed_signers``: an OpenSSH allowed-signers file; ``SHA256SUMS.sig`` must then verify against it.
+    ``progress``: told, in a few words, each long step as it begins (a command shows them; re-execution can take
+    a minute).
     """
     folder = Path(folder)
     _require_evidence_folder(folder)
@@ -118,6 +121,7 @@ def audit(
         payload=payload,
         checkout=checkout,
         execute_archive=execute_archive,
+        progress=progress,
     )
     if summary.status is not RerunStatus.SKIPPED:
         _check_untouched(folder, listing, problems)
@@ -286,6 +290,7 @@ def _rerun(
     payload: Mapping[str, bytes] | None,
     checkout: Path,
     execute_archive: bool,
+    progress: Callable[[str], None] | None = None,
 ) -> Rerun:
     explored = evidence.exploration
     if not enabled:
@@ -318,6 +323,9 @@ def _rerun(
     expected = [item for item in map(_expected, evidence.scenarios) if item is not None]
     unchecked = [s.name for s in evidence.scenarios if s.result is None]
     explorations = [ExpectedExploration(rel, record) for rel, record in explored.records]
+    if progress is not None:
+        extra = f" and {len(explorations)} explorations" if explorations else ""
+        progress(f"re-executing {len(expected)} scenarios{extra}")
     with tempfile.TemporaryDirectory(prefix="lab-archive-") as scratch:
         if payload is not None:
             code = Code(Path(scratch), sandboxed=True, label=ARCHIVE)

@@ -30,7 +30,7 @@ import signal
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,15 +80,26 @@ def run_file(
     return run_files([Job(path, watchdog_seconds, variant, granularity)], parallel=1)[0]
 
 
-def run_files(jobs: Sequence[Job], *, parallel: int = PARALLEL) -> list[ScenarioResult | BrokenScenario]:
+def run_files(
+    jobs: Sequence[Job],
+    *,
+    parallel: int = PARALLEL,
+    on_done: Callable[[int, ScenarioResult | BrokenScenario], None] | None = None,
+) -> list[ScenarioResult | BrokenScenario]:
     """Run each job's file in a worker of its own, at most ``parallel`` at a time; the outcomes in the jobs' order.
+    ``on_done`` is told each job's index and outcome as it finishes (for progress), in the order they finish.
 
     Workers are processes, and a scenario depends on nothing outside its own process but what it creates fresh (a
     scratch database), so running two at once changes no outcome: it only uses a second core. The parent stays
     single-threaded: one loop watches every running worker's pipes and deadline.
     """
     if not ISOLATED:
-        return [_in_process(job) for job in jobs]
+        found = []
+        for index, job in enumerate(jobs):
+            found.append(_in_process(job))
+            if on_done is not None:
+                on_done(index, found[-1])
+        return found
     outcomes: dict[int, ScenarioResult | BrokenScenario] = {}
     running: dict[int, _Worker] = {}  # by the descriptor of its report pipe
     waiting = list(enumerate(jobs))
@@ -113,6 +124,8 @@ def run_files(jobs: Sequence[Job], *, parallel: int = PARALLEL) -> list[Scenario
                             selector.unregister(fd)
                         del running[worker.report_r]
                         outcomes[worker.index] = worker.finish()
+                        if on_done is not None:
+                            on_done(worker.index, outcomes[worker.index])
     finally:
         for worker in running.values():  # interrupted (Ctrl-C): no worker outlives the parent
             worker.finish()
