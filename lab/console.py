@@ -5,9 +5,13 @@ session and a transport, and prints one line per question: the answer when it wa
 in brackets and what it means for the history (``[TIMEOUT] nothing was committed``). It never re-asks on its own:
 after a failure or a STALE answer the user decides whether to ask again.
 
-Offline (the default) it needs no network and no key: the scripted double answers ``(offline) you asked: ...``, and
-a question ``!timeout``, ``!http_429``, ``!http_status``, ``!io``, ``!parse``, ``!empty`` or ``!length`` plays that
-outcome, so every row of the reply table can be tried by hand.
+Offline (the default) it needs no network and no key: :mod:`lab.transport.offline` echoes each question, and a
+question ``!timeout``, ``!http_429``, ``!http_status``, ``!io``, ``!parse``, ``!empty`` or ``!length`` plays that
+outcome, so every row of the reply table can be tried by hand. The start lines list these commands.
+
+What reaches the terminal is text only: answers, questions and errors print with control characters shown as escapes,
+and a typed line holding one (an arrow key on a terminal without line editing) is refused with one line. Line editing
+and an in-memory history come from :mod:`readline` where Python has it (see :mod:`lab.terminal`).
 
 ``--store sqlite:PATH`` (or a ``postgresql://`` URL) keeps a versioned session's conversation in a database, so it
 is still there after a restart, and several consoles on one database share it (a STALE answer says another one
@@ -21,17 +25,18 @@ import itertools
 import os
 import secrets
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import NoReturn, TextIO
 
 from lab.errors import LabError, UsageError
-from lab.messages import DEFAULT_MODEL, ChatRequest
+from lab.messages import DEFAULT_MODEL
 from lab.sessions.stores import StoreError, open_store
 from lab.sessions.transactional import AskResult, AskStatus, TransactionalChat
 from lab.sessions.versioned import CommitStatus, VersionedSession
-from lab.transport.contract import FailureKind, Reply, Transport, TransportFailure
+from lab.terminal import line_reader, refusal, visible
+from lab.transport.contract import FailureKind, Transport, TransportFailure
 from lab.transport.http import HttpTransport
-from lab.transport.scripted import ScriptedTransport, Step
+from lab.transport.offline import OFFLINE_COMMANDS, OfflineTransport
 
 API_KEY_VARIABLE = "AGNES_API_KEY"
 BASE_URL_VARIABLE = "AGNES_BASE_URL"
@@ -41,33 +46,39 @@ Asker = Callable[[str], str]
 
 
 def main(
-    argv: list[str] | None = None,
+    argv: Sequence[str] | None = None,
     *,
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> int:
-    """Run the command; returns the exit code (0 done, 1 lab error, 2 usage error, 130 interrupted).
+    """Run ``lab chat`` with the options in ``argv``; returns the exit code (0 done, 1 lab error, 2 usage error,
+    130 interrupted).
 
-    The streams and the environment are parameters so tests can drive the console without a subprocess; by default
-    they are the process's own.
+    ``argv`` holds the options after ``chat`` (the process's own arguments by default); a leading ``chat`` is
+    skipped, so both ``main(["--live"])`` and ``main(["chat", "--live"])`` work. The streams and the environment are
+    parameters so tests can drive the console without a subprocess; by default they are the process's own.
     """
     source = stdin if stdin is not None else sys.stdin
     out = stdout if stdout is not None else sys.stdout
     err = stderr if stderr is not None else sys.stderr
     env = environ if environ is not None else os.environ
+    options = list(sys.argv[1:] if argv is None else argv)
+    if options[:1] == ["chat"]:
+        del options[0]
     try:
-        args = _parser().parse_args(argv)
+        args = _parser().parse_args(options)
         asker, banner = _build(args, env)
     except UsageError as error:
-        print(f"error: {error}", file=err)
+        print(visible(f"error: {error}"), file=err)
         return 2
     except SystemExit as leaving:  # --help printed its text and asked to leave
         return leaving.code if isinstance(leaving.code, int) else 0
-    print(banner, file=out, flush=True)
+    print(visible(banner), file=out, flush=True)
     try:
-        return _loop(asker, source, out)
+        with line_reader(source, out) as read:
+            return _loop(asker, read, out)
     except KeyboardInterrupt:
         print(file=out, flush=True)
         return 130
@@ -75,7 +86,7 @@ def main(
         print(f"error: the input is not valid {getattr(source, 'encoding', None) or 'UTF-8'} text", file=err)
         return 1
     except LabError as error:
-        print(f"error: {error}", file=err)
+        print(visible(f"error: {error}"), file=err)
         return 1
 
 
@@ -125,25 +136,6 @@ def versioned_asker(
     return ask
 
 
-class _OfflineTransport:
-    """Answers every question through the scripted double, so the console runs with no network and no key.
-
-    The double is scripted per question, since offline answers depend on what was asked: an echo, or the outcome a
-    ``!kind`` question names.
-    """
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def send(self, request: ChatRequest) -> Reply:
-        """Answer ``request`` from a one-step script."""
-        self.calls += 1
-        return ScriptedTransport([_offline_step(request.question)], name="offline").send(request)
-
-    def __repr__(self) -> str:
-        return f"<_OfflineTransport {self.calls} calls>"
-
-
 class _ArgumentParser(argparse.ArgumentParser):
     """An argparse parser whose errors are one line, raised instead of printed with the usage block."""
 
@@ -152,12 +144,8 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _ArgumentParser(prog="python -m lab", description="The concurrency lab's commands.")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    chat = commands.add_parser(
-        "chat",
-        help="chat on one session",
-        description="Chat on one session: offline on the scripted double, or live with --live.",
+    chat = _ArgumentParser(
+        prog="lab chat", description="Chat on one session: offline on the scripted double, or live with --live."
     )
     chat.add_argument(
         "--session",
@@ -185,7 +173,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="live only: give up on one request after this many seconds in total (default: no deadline)",
     )
-    return parser
+    return chat
 
 
 def _seconds(text: str) -> float:
@@ -199,7 +187,7 @@ def _seconds(text: str) -> float:
 
 
 def _build(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[Asker, str]:
-    """The asker and the start line; every problem found here is the user's, raised as :class:`UsageError`."""
+    """The asker and the start lines; every problem found here is the user's, raised as :class:`UsageError`."""
     transport: Transport
     if args.live:
         transport = _live_transport(args, env)
@@ -207,7 +195,7 @@ def _build(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[Asker, str
     else:
         if args.base_url is not None or args.deadline is not None:
             raise UsageError("--base-url and --deadline only apply with --live")
-        transport = _OfflineTransport()
+        transport = OfflineTransport()
         where = "Offline chat (scripted answers, no network)"
     durable = args.store != "memory"
     session_kind = args.session or ("versioned" if durable else "transactional")
@@ -215,7 +203,7 @@ def _build(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[Asker, str
         raise UsageError("--store keeps a versioned session; use it with --session versioned (or leave --session out)")
     if session_kind == "transactional":
         asker = transactional_asker(TransactionalChat(transport, model=args.model))
-        return asker, f"{where}, transactional session. {_MEMORY_NOTE}"
+        return asker, _banner(f"{where}, transactional session.", _MEMORY_NOTE, offline=not args.live)
     try:
         store = open_store(args.store)
         session = VersionedSession("console", store=store)
@@ -223,18 +211,35 @@ def _build(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[Asker, str
     except StoreError as error:
         raise UsageError(str(error)) from None
     if store is None:
-        return versioned_asker(session, transport, model=args.model), f"{where}, versioned session. {_MEMORY_NOTE}"
+        banner = _banner(f"{where}, versioned session.", _MEMORY_NOTE, offline=not args.live)
+        return versioned_asker(session, transport, model=args.model), banner
     # Request ids must not repeat across restarts: a receipt of an earlier run would call a new question a conflict.
     run = secrets.token_hex(4)
     ids = (f"{run}-r{n}" for n in itertools.count(1))
-    banner = (
-        f"{where}, versioned session in {session.store_name} (version {version}, {len(history) // 2} pairs kept)."
-        " The conversation is kept there across restarts; type exit to end."
+    banner = _banner(
+        f"{where}, versioned session in {session.store_name} (version {version}, {len(history) // 2} pairs kept).",
+        "The conversation is kept there across restarts.",
+        offline=not args.live,
     )
     return versioned_asker(session, transport, model=args.model, request_ids=ids), banner
 
 
-_MEMORY_NOTE = "Memory is in-process only and is gone on restart; type exit to end."
+_MEMORY_NOTE = "Memory is in-process only: the conversation is gone on restart."
+
+
+def _banner(where: str, memory: str, *, offline: bool) -> str:
+    """The start lines: where the chat runs, how long it remembers, the offline commands, then a blank line.
+
+    Each line fits 80 columns except for what cannot be cut (a long URL or store path), which is never cut.
+    """
+    lines = [where, memory]
+    if offline:
+        lines += [
+            f"Offline commands: {' '.join(OFFLINE_COMMANDS)}",
+            "  each plays that outcome instead of an answer; any other line is echoed back.",
+        ]
+    lines.append("Type exit (or end the input) to leave.")
+    return "\n".join(lines) + "\n"
 
 
 def _live_transport(args: argparse.Namespace, env: Mapping[str, str]) -> HttpTransport:
@@ -247,28 +252,13 @@ def _live_transport(args: argparse.Namespace, env: Mapping[str, str]) -> HttpTra
     return HttpTransport(base_url, env[API_KEY_VARIABLE].strip(), deadline=args.deadline)
 
 
-def _loop(ask: Asker, source: TextIO, out: TextIO) -> int:
-    interactive = source.isatty()
+def _loop(ask: Asker, read: Callable[[], str], out: TextIO) -> int:
     while True:
-        if interactive:
-            print("> ", end="", file=out, flush=True)
-        line = source.readline()
+        line = read()
         if not line or line.strip() == "exit":
             return 0
         question = line.rstrip("\r\n")
-        if not _is_text(question):
-            print("[NOT_TEXT] the line holds bytes that are not text; nothing was sent", file=out, flush=True)
-            continue
-        print(ask(question), file=out, flush=True)
-
-
-def _is_text(line: str) -> bool:
-    """False for a line holding undecodable bytes (surrogate escapes), which no request can carry."""
-    try:
-        line.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+        print(refusal(question) or visible(ask(question)), file=out, flush=True)
 
 
 def _render_ask(result: AskResult) -> str:
@@ -287,17 +277,3 @@ def _failure_line(label: str, kind: FailureKind) -> str:
     if kind is FailureKind.TIMEOUT:
         line += " (the service may still have received, processed and billed the request)"
     return line
-
-
-def _offline_step(question: str) -> Step:
-    """The scripted step for an offline question: an echo, or the outcome a ``!kind`` question names."""
-    asked = question.strip()
-    if asked.startswith("!"):
-        name = asked[1:].upper()
-        if name in FailureKind.__members__:
-            return FailureKind[name]
-        if name == "EMPTY":
-            return Reply("", "stop")
-        if name == "LENGTH":
-            return Reply("(offline) an answer cut sh", "length")
-    return Reply(f"(offline) you asked: {asked}", "stop")

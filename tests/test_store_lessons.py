@@ -126,9 +126,10 @@ class TestConsoleStore:
         assert code == 0 and out.splitlines()[0].count(f"versioned session in {store} (version 0, 0 pairs kept)")
         code, out, err = _chat(["--store", store], "third\n")
         assert code == 0 and err == ""
-        assert f"in {store} (version 2, 2 pairs kept)" in out.splitlines()[0]
-        assert "kept there across restarts" in out.splitlines()[0]
-        assert out.splitlines()[1] == "(offline) you asked: third"
+        start, answers = out.split("\n\n", 1)  # the start lines end at a blank line
+        assert f"in {store} (version 2, 2 pairs kept)" in start.splitlines()[0]
+        assert "kept there across restarts" in start
+        assert answers.splitlines() == ["(offline) you asked: third"]
 
     def test_postgres_store(self, postgres_url: str) -> None:
         """The same on PostgreSQL; the banner shows the URL."""
