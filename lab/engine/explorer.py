@@ -24,6 +24,7 @@ times; a bound that skipped anything makes the result INCOMPLETE, never a pass. 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -32,8 +33,18 @@ from typing import Any
 from lab.engine.footprint import ANY_KEY, Footprint, conflict
 from lab.engine.schedule import schedule_string
 from lab.engine.scheduler import DecisionPoint, RunResult
+from lab.errors import UsageError
 
 DEFAULT_MAX_SCHEDULES = 20_000
+
+
+def resolve_jobs(jobs: int | None) -> int:
+    """How many processes an exploration may use: ``None`` means one per core; fewer than one is a mistake."""
+    if jobs is None:
+        return max(os.cpu_count() or 1, 1)
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise UsageError(f"jobs must be a whole number of processes, at least 1 (got {jobs!r})")
+    return jobs
 
 
 class _Pruned(Exception):
@@ -122,8 +133,10 @@ class Explorer:
         preemption_bound: int | None = None,
         max_schedules: int = DEFAULT_MAX_SCHEDULES,
         progress: Callable[[Exploration], None] | None = None,
+        jobs: int | None = 1,
     ) -> None:
         self._run_once = run_once
+        self._jobs = resolve_jobs(jobs)
         self._actors = tuple(actors)
         self._order = {name: i for i, name in enumerate(actors)}
         self._reduction = reduction

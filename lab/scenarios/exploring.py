@@ -15,13 +15,14 @@ from enum import StrEnum
 
 from lab.engine.atomicity import AtomicityCheck
 from lab.engine.explorer import DEFAULT_MAX_SCHEDULES, Execution, Exploration, Explorer
+from lab.engine.granularity import Granularity
 from lab.engine.schedule import ReplayPolicy
 from lab.engine.scheduler import RunResult
 from lab.engine.trace import Json
 from lab.errors import ScenarioError
-from lab.scenarios.base import Grade, Outcome
 from lab.scenarios.explaining import Explanation, explain_failure
 from lab.scenarios.loader import LoadedScenario
+from lab.scenarios.outcomes import Grade, Outcome
 from lab.scenarios.runner import ScenarioResult, run_scenario
 
 EXPLORE_WATCHDOG_SECONDS = 2.0
@@ -94,7 +95,7 @@ class ScenarioExploration:
         """The command that replays the counterexample (empty when there is none)."""
         if self.counterexample is None:
             return ""
-        flags = f" --granularity {self.granularity}" if self.granularity != "probe" else ""
+        flags = f" --granularity {self.granularity}" if self.granularity != Granularity.PROBE else ""
         flags += f" --variant {self.variant}" if self.variant else ""
         return f"python run.py --replay {self.name}:{self.counterexample.schedule}{flags}"
 
@@ -107,16 +108,21 @@ def outcome_key(observed: dict[str, Json], failed_invariants: tuple[str, ...]) -
 def explore_scenario(
     loaded: LoadedScenario,
     *,
-    granularity: str = "probe",
+    granularity: str = Granularity.PROBE,
     variant: str | None = None,
     preemption_bound: int | None = None,
     max_schedules: int = DEFAULT_MAX_SCHEDULES,
     reduction: bool = True,
     progress: Callable[[Exploration], None] | None = None,
+    jobs: int | None = 1,
 ) -> ScenarioExploration:
-    """Explore ``loaded`` and grade every outcome reached against its table."""
+    """Explore ``loaded`` and grade every outcome reached against its table.
+
+    ``jobs`` is how many processes run schedules (``None``: one per core); any number gives the same result,
+    byte for byte, because the coordinator follows the one-process search exactly (see :mod:`lab.engine.parallel`).
+    """
     begun = time.perf_counter()
-    table = loaded.cls.outcome_table()
+    table = tuple(loaded.cls.outcomes)
 
     atomicity = AtomicityCheck()
 
@@ -141,6 +147,7 @@ def explore_scenario(
         preemption_bound=preemption_bound,
         max_schedules=max_schedules,
         progress=progress,
+        jobs=jobs,
     )
     found = explorer.explore()
     rows, failing = _grade(table, found)
@@ -239,7 +246,7 @@ def replay_scenario(
     loaded: LoadedScenario,
     schedule: str,
     *,
-    granularity: str = "probe",
+    granularity: str = Granularity.PROBE,
     variant: str | None = None,
     watchdog_seconds: float = EXPLORE_WATCHDOG_SECONDS,
     watch_states: bool = False,
