@@ -17,7 +17,8 @@ import pytest
 from lab.engine.accesses import Recording, start_recording
 from lab.engine.footprint import EVERYTHING, conflict, describe_entry, entries_conflict, writes
 from lab.engine.instrument import InstrumentedModule, instrument_module
-from lab.engine.scheduler import Access, Scheduler
+from lab.engine.run import Access
+from lab.engine.scheduler import Scheduler
 
 _SOURCE = """
 import json

@@ -14,7 +14,8 @@ import pytest
 
 from lab.engine.atomicity import AtomicityCheck, find_split_step
 from lab.engine.footprint import Entry
-from lab.engine.scheduler import Access, Decision, DecisionPoint, RunResult, RunStatus
+from lab.engine.policies import DecisionPoint
+from lab.engine.run import Access, Decision, RunResult, RunStatus
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario
 from lab.scenarios.loader import LoadedScenario, discover, load
 from lab.scenarios.runner import run_scenario
@@ -25,7 +26,7 @@ PASS, INCOMPLETE = ExploreVerdict.PASS, ExploreVerdict.INCOMPLETE
 HANDOFF = '''
     """Correct: the producer writes the box twice, then sets an event; the consumer waits on it, then updates."""
 
-    from lab import Scenario, acceptable
+    from lab import Scenario, acceptable, actor
 
 
     class Box:
@@ -35,18 +36,19 @@ HANDOFF = '''
 
     class Handoff(Scenario):
         source = "test"
-        actors = ("producer", "consumer")
         outcomes = (acceptable("the consumer saw both writes", value=3),)
 
         def setup(self) -> None:
             self.box = Box()
             self.ready = self.lab.event("ready")
 
+        @actor
         def producer(self) -> None:
             self.box.value = 1
             self.box.value = 2
             self.ready.set()
 
+        @actor
         def consumer(self) -> None:
             self.ready.wait()
             self.box.value = self.box.value + 1
@@ -58,22 +60,23 @@ HANDOFF = '''
 COUNTER = '''
     """Two actors add one to a counter: read it, then write it back."""
 
-    from lab import Scenario, acceptable
+    from lab import Scenario, acceptable, actor
 
 
     class Counter(Scenario):
         source = "test"
-        actors = ("a", "b")
         outcomes = (acceptable("both additions landed", count=2),)
 
         def setup(self) -> None:
             self.count = 0
             self.guard = self.lab.lock("guard")
 
+        @actor
         def a(self) -> None:
             GUARD
                 BODY
 
+        @actor
         def b(self) -> None:
             GUARD
                 self.count = self.count + 1  # b
@@ -85,7 +88,7 @@ COUNTER = '''
 LEDGER = '''
     """One delivery, made twice with nothing ordering the two: whichever commits first, the other is a duplicate."""
 
-    from lab import Scenario, acceptable
+    from lab import Scenario, acceptable, actor
 
 
     class Ledger:
@@ -104,7 +107,6 @@ LEDGER = '''
 
     class Redelivery(Scenario):
         source = "test"
-        actors = ("first", "retry")
         outcomes = (
             acceptable("first committed", first="COMMITTED", retry="DUPLICATE"),
             acceptable("the retry committed", first="DUPLICATE", retry="COMMITTED"),
@@ -113,9 +115,11 @@ LEDGER = '''
         def setup(self) -> None:
             self.ledger = Ledger()
 
+        @actor
         def first(self) -> str:
             return deliver(self.ledger, "r1")
 
+        @actor
         def retry(self) -> str:
             return deliver(self.ledger, "r1")
 '''
@@ -226,23 +230,24 @@ def test_a_split_only_runs_compared_show_is_incomplete(tmp_path: Path) -> None:
 AFTER_RELEASE = '''
     """Racy: b writes the counter right after giving the lock back, outside it, while a updates it under the lock."""
 
-    from lab import Scenario, acceptable
+    from lab import Scenario, acceptable, actor
 
 
     class AfterRelease(Scenario):
         source = "test"
-        actors = ("a", "b")
         outcomes = (acceptable("any", run="FINISHED"),)
 
         def setup(self) -> None:
             self.count = 0
             self.guard = self.lab.lock("guard")
 
+        @actor
         def a(self) -> None:
             with self.guard:
                 n = self.count
                 self.count = n + 1
 
+        @actor
         def b(self) -> None:
             with self.guard:
                 pass
@@ -252,22 +257,23 @@ AFTER_RELEASE = '''
 AFTER_COUNT_DOWN = '''
     """Racy: the producer counts the latch down and goes on writing, while the consumer updates after its wait."""
 
-    from lab import Scenario, acceptable
+    from lab import Scenario, acceptable, actor
 
 
     class AfterCountDown(Scenario):
         source = "test"
-        actors = ("producer", "consumer")
         outcomes = (acceptable("any", run="FINISHED"),)
 
         def setup(self) -> None:
             self.value = 0
             self.go = self.lab.latch("go")
 
+        @actor
         def producer(self) -> None:
             self.go.count_down()
             self.value = 5
 
+        @actor
         def consumer(self) -> None:
             self.go.wait()
             n = self.value
@@ -302,7 +308,7 @@ SYNCHRONISED = '''
     import queue
     import threading
 
-    from lab import Scenario, acceptable
+    from lab import Scenario, acceptable, actor
 
 
     class Box:
@@ -314,18 +320,19 @@ SYNCHRONISED = '''
 
     class Synchronised(Scenario):
         source = "test"
-        actors = ("producer", "consumer")
         outcomes = (acceptable("the consumer saw both fields", total=3),)
 
         def setup(self) -> None:
             self.box = Box()
             MAKE
 
+        @actor
         def producer(self) -> None:
             self.box.a = 1
             self.box.b = self.box.a + 1
             GIVE
 
+        @actor
         def consumer(self) -> None:
             TAKE
             self.box.a = self.box.a + self.box.b
@@ -376,7 +383,7 @@ def test_every_shipped_scenario_passes_at_probe_granularity_with_its_default_var
     problems = []
     for name in _shipped_names():
         loaded = _shipped(name)
-        if loaded.cls.schedule:  # a pinned counterexample replays one schedule; it is not explored
+        if loaded.cls.pin is not None:  # a pinned counterexample replays one schedule; it is not explored
             continue
         found = explore_scenario(loaded)
         if found.verdict is not PASS:
@@ -595,7 +602,7 @@ def test_a_step_resumed_from_a_probe_hold_stays_in_the_epoch_of_the_probe() -> N
 HELD = '''
     """Correct: the consumer is held at a probe point until the producer has filled both fields."""
 
-    from lab import Scenario, acceptable
+    from lab import Scenario, acceptable, actor
 
 
     class Box:
@@ -606,7 +613,6 @@ HELD = '''
 
     class Held(Scenario):
         source = "test"
-        actors = ("producer", "consumer")
         outcomes = (acceptable("the consumer saw both fields", total=3),)
 
         def setup(self) -> None:
@@ -615,11 +621,13 @@ HELD = '''
             self.probe = self.lab.probe("box")
             self.lab.hold("consumer", at="take:enter", until=self.filled)
 
+        @actor
         def producer(self) -> None:
             self.box.a = 1
             self.box.b = self.box.a + 1
             self.filled.count_down()
 
+        @actor
         def consumer(self) -> None:
             self.probe("take:enter")
             self.box.a = self.box.a + self.box.b

@@ -7,8 +7,11 @@ import time
 
 import pytest
 
+from lab.engine.policies import DecisionPoint
+from lab.engine.pool import ACTOR_POOL as _POOL
 from lab.engine.primitives import Barrier, Event, LabLock, Latch, Probes
-from lab.engine.scheduler import _POOL, DecisionPoint, RunStatus, Scheduler
+from lab.engine.run import RunStatus
+from lab.engine.scheduler import Scheduler
 from lab.errors import ReplayDivergedError
 
 
@@ -210,9 +213,9 @@ class TestDiagnosis:
 
         one_run()
         deadline = time.monotonic() + 5
-        while len(_POOL._idle) < 2 and time.monotonic() < deadline:  # a worker puts itself back after its task
+        while len(_POOL.idle_threads()) < 2 and time.monotonic() < deadline:  # a worker goes back after its task
             time.sleep(0.01)
-        idle = {worker.thread.ident for worker in _POOL._idle}
+        idle = {thread.ident for thread in _POOL.idle_threads()}
         assert one_run() <= idle  # the second run started no thread
         _POOL.shutdown()
         assert not [t for t in threading.enumerate() if t.name.startswith("lab-actor") and t.is_alive()]

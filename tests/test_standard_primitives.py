@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from lab.engine import standard
-from lab.engine.scheduler import RunStatus, Scheduler
+from lab.engine.run import RunStatus
+from lab.engine.scheduler import Scheduler
 from lab.engine.standard import scheduler_aware_primitives
 from lab.errors import ScheduleError
 from lab.scenarios.exploring import ExploreVerdict, explore_scenario
@@ -44,7 +45,7 @@ ORIGINALS = {
 def _scenario(folder: Path, name: str, body: str) -> LoadedScenario:
     """Write a scenario file made of standard imports and ``body``, and load it."""
     header = '"""A program on standard primitives."""\n\nimport queue\nimport threading\nimport time\n\n'
-    header += "from lab import Scenario, acceptable, forbidden\n\n\n"
+    header += "from lab import Scenario, acceptable, actor, forbidden, only\n\n\n"
     path = folder / f"{name}.py"
     path.write_text(header + textwrap.dedent(body), encoding="utf-8")
     item = load(path)
@@ -77,8 +78,7 @@ PROGRAMS = {
     "lock": """
         class P(Scenario):
             source = "test"
-            actors = ("a", "b")
-            expect_state = {"count": 4}
+            outcomes = only(count=4)
 
             def setup(self):
                 self.lock = threading.Lock()
@@ -91,20 +91,21 @@ PROGRAMS = {
                         time.sleep(0)  # a scheduling point inside the critical section
                         self.count = seen + 1
 
+            @actor
             def a(self):
                 self._bump()
 
+            @actor
             def b(self):
                 self._bump()
 
             def observe(self):
                 return {"count": self.count}
-    """,
+""",
     "rlock": """
         class P(Scenario):
             source = "test"
-            actors = ("a", "b")
-            expect_state = {"count": 4}
+            outcomes = only(count=4)
 
             def setup(self):
                 self.lock = threading.RLock()
@@ -117,80 +118,84 @@ PROGRAMS = {
                         time.sleep(0)
                         self.count = seen + 2
 
+            @actor
             def a(self):
                 self._add()
 
+            @actor
             def b(self):
                 self._add()
 
             def observe(self):
                 return {"count": self.count}
-    """,
+""",
     "condition": """
         class P(Scenario):
             source = "test"
-            actors = ("consumer", "producer")
-            expect = {"consumer": "x,y", "producer": "DONE"}
+            outcomes = only(consumer="x,y", producer="DONE")
 
             def setup(self):
                 self.ready = threading.Condition()
                 self.items = []
 
+            @actor
             def consumer(self):
                 with self.ready:
                     self.ready.wait_for(lambda: len(self.items) == 2)
                     return ",".join(self.items)
 
+            @actor
             def producer(self):
                 for item in ("x", "y"):
                     with self.ready:
                         self.items.append(item)
                         self.ready.notify_all()
-    """,
+""",
     "condition_on_lock": """
         class P(Scenario):
             source = "test"
-            actors = ("waiter", "notifier")
-            expect = {"waiter": "True"}
+            outcomes = only(waiter="True")
 
             def setup(self):
                 self.lock = threading.Lock()
                 self.changed = threading.Condition(self.lock)
                 self.flag = False
 
+            @actor
             def waiter(self):
                 with self.changed:
                     while not self.flag:
                         self.changed.wait()
                     return self.flag
 
+            @actor
             def notifier(self):
                 with self.lock:
                     self.flag = True
                     self.changed.notify()
-    """,
+""",
     "event": """
         class P(Scenario):
             source = "test"
-            actors = ("reader", "writer")
-            expect = {"reader": "42"}
+            outcomes = only(reader="42")
 
             def setup(self):
                 self.published = threading.Event()
                 self.value = None
 
+            @actor
             def reader(self):
                 self.published.wait()
                 return self.value
 
+            @actor
             def writer(self):
                 self.value = 42
                 self.published.set()
-    """,
+""",
     "semaphore": """
         class P(Scenario):
             source = "test"
-            actors = ("a", "b", "c")
             outcomes = (acceptable("everyone got through", run="FINISHED"),)
 
             def setup(self):
@@ -200,12 +205,15 @@ PROGRAMS = {
                 with self.slots:
                     pass
 
+            @actor
             def a(self):
                 self._use()
 
+            @actor
             def b(self):
                 self._use()
 
+            @actor
             def c(self):
                 self._use()
 
@@ -216,17 +224,17 @@ PROGRAMS = {
                     most = max(most, inside)
                 yield "never more than two inside", most <= 2
                 yield "all three got in", sum(e.op == "semaphore.acquire" for e in self.lab.trace) == 3
-    """,
+""",
     "bounded_semaphore": """
         class P(Scenario):
             source = "test"
-            actors = ("a", "b")
-            expect = {"a": "refused", "b": "DONE"}
+            outcomes = only(a="refused", b="DONE")
 
             def setup(self):
                 self.slots = threading.BoundedSemaphore(1)
                 self.b_done = threading.Event()
 
+            @actor
             def a(self):
                 with self.slots:
                     time.sleep(1)
@@ -237,15 +245,15 @@ PROGRAMS = {
                     return "refused"
                 return "accepted"
 
+            @actor
             def b(self):
                 with self.slots:
                     time.sleep(1)
                 self.b_done.set()
-    """,
+""",
     "barrier": """
         class P(Scenario):
             source = "test"
-            actors = ("a", "b")
             outcomes = (acceptable("both passed both rounds", run="FINISHED"),)
 
             def setup(self):
@@ -257,9 +265,11 @@ PROGRAMS = {
                 second = self.gate.wait()  # reusable: a second round
                 return f"{first}{second}"
 
+            @actor
             def a(self):
                 return self._phase()
 
+            @actor
             def b(self):
                 return self._phase()
 
@@ -268,33 +278,33 @@ PROGRAMS = {
                 passed = [e.op for e in self.lab.trace if e.op in ("barrier.wait", "barrier.pass")]
                 yield "each round: two arrivals, one waiter released", passed == ["barrier.wait", "barrier.wait",
                                                                                  "barrier.pass"] * 2
-    """,
+""",
     "queue": """
         class P(Scenario):
             source = "test"
-            actors = ("producer", "consumer")
-            expect = {"producer": "DONE", "consumer": "0,1,2"}
+            outcomes = only(producer="DONE", consumer="0,1,2")
 
             def setup(self):
                 self.q = queue.Queue(maxsize=1)
 
+            @actor
             def producer(self):
                 for item in range(3):
                     self.q.put(item)
                 self.q.join()
 
+            @actor
             def consumer(self):
                 got = []
                 for _ in range(3):
                     got.append(str(self.q.get()))
                     self.q.task_done()
                 return ",".join(got)
-    """,
+""",
     "priority_and_lifo": """
         class P(Scenario):
             source = "test"
-            actors = ("a", "b")
-            expect = {"a": "first", "b": "top"}
+            outcomes = only(a="first", b="top")
 
             def setup(self):
                 self.pq = queue.PriorityQueue()
@@ -302,39 +312,42 @@ PROGRAMS = {
                     self.pq.put(pair)  # on the main thread: the real queue's behaviour
                 self.stack = queue.LifoQueue()
 
+            @actor
             def a(self):
                 return self.pq.get()[1]
 
+            @actor
             def b(self):
                 self.stack.put("bottom")
                 self.stack.put("top")
                 return self.stack.get()
-    """,
+""",
     "simple_queue": """
         class P(Scenario):
             source = "test"
-            actors = ("consumer", "producer")
-            expect = {"consumer": "ab"}
+            outcomes = only(consumer="ab")
 
             def setup(self):
                 self.q = queue.SimpleQueue()
 
+            @actor
             def consumer(self):
                 return self.q.get() + self.q.get()
 
+            @actor
             def producer(self):
                 self.q.put("a")
                 self.q.put("b")
-    """,
+""",
     "sleep_polling": """
         class P(Scenario):
             source = "test"
-            actors = ("poller", "worker")
-            expect = {"poller": "done"}
+            outcomes = only(poller="done")
 
             def setup(self):
                 self.finished = threading.Event()
 
+            @actor
             def poller(self):
                 polls = 0
                 while not self.finished.is_set():
@@ -342,10 +355,11 @@ PROGRAMS = {
                     time.sleep(0.1)
                 return "done"
 
+            @actor
             def worker(self):
                 time.sleep(1)
                 self.finished.set()
-    """,
+""",
 }
 
 
@@ -372,14 +386,14 @@ class TestCorrectProgramsPass:
             """
             class P(Scenario):
                 source = "test"
-                actors = ("a",)
 
+                @actor
                 def a(self):
                     first, second = threading.Lock(), threading.Lock()
                     with second:
                         pass
                     return first.lab_name
-        """,
+""",
         )
         result = run_scenario(loaded)
         assert result.outcomes == {"a": "Lock@a#1"}
@@ -412,7 +426,6 @@ class TestCorrectProgramsPass:
 
             class P(Scenario):
                 source = "test"
-                actors = ("slow", "fast")
                 outcomes = (
                     acceptable("slow first", slow="COMMITTED", fast="STALE"),
                     acceptable("fast first", slow="STALE", fast="COMMITTED"),
@@ -429,15 +442,17 @@ class TestCorrectProgramsPass:
                     self.tickets[who] = ticket.version
                     return self.session.commit(ticket, f"{who} answer", "stop")
 
+                @actor
                 def slow(self):
                     return self._ask("slow")
 
+                @actor
                 def fast(self):
                     return self._ask("fast")
 
                 def observe(self):
                     return {"tickets": "same" if len(set(self.tickets.values())) == 1 else "different"}
-        """,
+""",
         )
         result = _passes(loaded)
         assert any("lock.acquire Lock#1" in op for op in _ops(result))
@@ -475,14 +490,14 @@ class TestVirtualTime:
             """
             class P(Scenario):
                 source = "test"
-                actors = ("a",)
-                expect = {"a": "3600"}
+                outcomes = only(a="3600")
 
+                @actor
                 def a(self):
                     begun = time.monotonic()
                     time.sleep(3600)
                     return round(time.monotonic() - begun)
-        """,
+""",
         )
         begun = time.perf_counter()
         result = run_scenario(loaded)
@@ -521,13 +536,13 @@ class TestVirtualTime:
             f"""
             class P(Scenario):
                 source = "test"
-                actors = ("holder", "waiter")
-                expect = {{"waiter": "{expected}"}}
+                outcomes = only(waiter="{expected}")
 
                 def setup(self):
                     self.lock = threading.Lock()
                     self.never = threading.Event()
 
+                @actor
                 def holder(self):
                     with self.lock:
                         self.never.wait()  # parked for good, holding the lock
@@ -552,6 +567,7 @@ class TestVirtualTime:
                     except threading.BrokenBarrierError:
                         return "Broken"
 
+                @actor
                 def waiter(self):
                     result = {wait}
                     return str(result)
@@ -571,19 +587,20 @@ class TestVirtualTime:
                 """
             class P(Scenario):
                 source = "test"
-                actors = ("waiter", "setter")
-                expect = {"waiter": "True"}
+                outcomes = only(waiter="True")
 
                 def setup(self):
                     self.event = threading.Event()
 
+                @actor
                 def waiter(self):
                     return self.event.wait(timeout=5)
 
+                @actor
                 def setter(self):
                     time.sleep(1)
                     self.event.set()
-        """,
+""",
             )
         )
 
@@ -595,14 +612,14 @@ class TestVirtualTime:
             """
             class P(Scenario):
                 source = "test"
-                actors = ("a",)
-                expect = {"a": "False False"}
+                outcomes = only(a="False False")
 
+                @actor
                 def a(self):
                     lock = threading.Lock()
                     lock.acquire()
                     return f"{lock.acquire(timeout=0)} {threading.Event().wait(0)}"
-        """,
+""",
         )
         assert run_scenario(loaded).verdict is Verdict.PASS
 
@@ -715,8 +732,7 @@ class TestOutsideActorsItIsTheStandardLibrary:
 
             class P(Scenario):
                 source = "test"
-                actors = ("a", "b")
-                expect_state = {"count": 2}
+                outcomes = only(count=2)
 
                 def setup(self):
                     self.lock = Lock()
@@ -728,15 +744,17 @@ class TestOutsideActorsItIsTheStandardLibrary:
                         sleep(60)
                         self.count = seen + 1
 
+                @actor
                 def a(self):
                     self._add()
 
+                @actor
                 def b(self):
                     self._add()
 
                 def observe(self):
                     return {"count": self.count}
-        """,
+""",
         )
         _passes(loaded)
         module = loaded.cls.setup.__globals__

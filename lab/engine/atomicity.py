@@ -65,7 +65,7 @@ from itertools import groupby
 from operator import itemgetter
 
 from lab.engine.footprint import ANY_KEY, Entry, Footprint, describe_entry
-from lab.engine.scheduler import Access, Decision, RunResult, RunStatus
+from lab.engine.run import Access, Decision, RunResult, RunStatus
 
 _SYNC_KINDS = frozenset({"latch", "event", "barrier", "lock", "condition", "semaphore", "queue"})
 FINER = {"probe": "line", "line": "instruction"}

@@ -29,6 +29,7 @@ from typing import Any
 
 from lab.engine.footprint import EVERYTHING, NOTHING
 from lab.engine.scheduler import Scheduler
+from lab.errors import ScheduleError
 
 _TOOL_NAME = "concurrency-lab lines"
 
@@ -68,7 +69,7 @@ class LineTracer:
         monitoring: Any = getattr(sys, "monitoring")  # noqa: B009 (absent on 3.11, where this is not reached)
         tool = next((t for t in range(1, 6) if monitoring.get_tool(t) is None), None)
         if tool is None:
-            raise RuntimeError("line granularity needs a free sys.monitoring tool id (ids 1-5 are all taken)")
+            raise ScheduleError("line granularity needs a free sys.monitoring tool id (ids 1-5 are all taken)")
         monitoring.use_tool_id(tool, _TOOL_NAME)
         line = monitoring.events.LINE
         monitoring.register_callback(tool, line, self._on_monitored_line)

@@ -12,7 +12,7 @@ import threading
 
 from lab.engine.footprint import EVERYTHING, NOTHING, Footprint, writes
 from lab.engine.scheduler import Scheduler
-from lab.errors import ScenarioError, ScheduleError
+from lab.errors import ScenarioError, ScheduleError, UsageError
 
 
 class _Primitive:
@@ -20,7 +20,7 @@ class _Primitive:
 
     def __init__(self, scheduler: Scheduler, name: str) -> None:
         if not name.strip():
-            raise ValueError(f"a {self.kind} needs a non-blank name")
+            raise UsageError(f"a {self.kind} needs a non-blank name")
         self._scheduler = scheduler
         self.name = name
         self._condition = threading.Condition()
@@ -46,7 +46,7 @@ class Latch(_Primitive):
     def __init__(self, scheduler: Scheduler, name: str, count: int = 1) -> None:
         super().__init__(scheduler, name)
         if count < 0:
-            raise ValueError(f"latch {name!r} needs a count >= 0, not {count}")
+            raise UsageError(f"latch {name!r} needs a count >= 0, not {count}")
         self.count = count
 
     def is_open(self) -> bool:
@@ -122,7 +122,7 @@ class Barrier(_Primitive):
     def __init__(self, scheduler: Scheduler, name: str, parties: int) -> None:
         super().__init__(scheduler, name)
         if parties < 1:
-            raise ValueError(f"barrier {name!r} needs at least 1 party, not {parties}")
+            raise UsageError(f"barrier {name!r} needs at least 1 party, not {parties}")
         self.parties = parties
         self.arrived = 0
         self.generation = 0
@@ -216,7 +216,7 @@ class LabLock(_Primitive):
                 self.holder = None
                 self._condition.notify_all()
             return
-        if self.holder != me:
+        if self.holder != me:  # RuntimeError, as threading.Lock.release raises: code under test may catch that
             raise RuntimeError(f"{me} cannot release lock {self.name!r}: it is held by {self.holder}")
         self._scheduler.lock_given(self.name)
         if self._scheduler.aborted:  # unwinding a stopped run: free it quietly

@@ -11,7 +11,8 @@ from __future__ import annotations
 import string
 from collections.abc import Sequence
 
-from lab.engine.scheduler import Decision, DecisionPoint
+from lab.engine.policies import DecisionPoint
+from lab.engine.run import Decision
 from lab.errors import ReplayDivergedError, UsageError
 
 _DIGITS = string.digits + string.ascii_lowercase

@@ -3,20 +3,24 @@
 Each actor runs on its own ``threading.Thread``, but only one runs at a time: the running actor holds the baton and
 passes it on only at *scheduling points* (the lab's latch, event, barrier and lock operations, probe points, actor
 start and end). At each point one pluggable decision, :meth:`Policy.choose`, names the actor that runs next, and
-the baton goes straight to it: one thread handoff per switch, no central thread in the loop, no sleeps, no polling.
+the baton goes straight to it: one lock release per switch, no central thread in the loop, no sleeps, no polling.
 
 Because the order of every shared-state step is decided here, and recorded, the trace of a run depends only on the
 scenario and the policy. When no actor can run and some have not finished, the run stops at once with a report
 of who waits for what; a watchdog catches the one thing the scheduler cannot see, an actor blocked outside the lab.
+
+The scheduler keeps no one else's books: what each step touched goes to a :class:`lab.engine.steps.StepObserver`,
+the values a run produces are in :mod:`lab.engine.run`, the policies in :mod:`lab.engine.policies`, and the pooled
+actor threads in :mod:`lab.engine.pool`.
+
+Over 300 lines: one class, the whole life of a run (points, handoffs, blocking, stopping), clearer read in one place.
 """
 
 from __future__ import annotations
 
 import _thread
-import atexit
 import contextlib
 import ctypes
-import os
 import sys
 import threading
 import time
@@ -24,9 +28,12 @@ import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import NamedTuple, Protocol
 
 from lab.engine.footprint import EVERYTHING, NOTHING, Entry, Footprint
+from lab.engine.policies import DecisionPoint, KeepCurrent, Policy
+from lab.engine.pool import ACTOR_POOL
+from lab.engine.run import BlockedActor, Decision, RunResult, RunStatus, Waiting
+from lab.engine.steps import StepLog
 from lab.engine.trace import Json, TraceEvent, sorted_detail
 
 DEFAULT_WATCHDOG_SECONDS = 10.0
@@ -38,139 +45,6 @@ class _Aborted(BaseException):
 
     A BaseException, so that an actor's ``except Exception`` cannot swallow it.
     """
-
-
-class Waiting(Protocol):
-    """What a blocked actor waits for: a latch to open, a lock to be free, a barrier to trip."""
-
-    def ready(self) -> bool:
-        """True once the actor could go on."""
-        ...
-
-    def describe(self) -> str:
-        """One line for the deadlock report: ``latch 'fast-committed' still needs 1 count_down``."""
-        ...
-
-
-class RunStatus(StrEnum):
-    """How a run of the scheduler ended."""
-
-    FINISHED = "FINISHED"
-    """Every actor returned or raised."""
-    DEADLOCK = "DEADLOCK"
-    """No actor could run and some had not finished."""
-    HUNG = "HUNG"
-    """An actor made no progress for the watchdog's time, blocked outside the lab's primitives."""
-    DIVERGED = "DIVERGED"
-    """The policy refused to go on (a replayed schedule no longer matches the code)."""
-
-
-class DecisionPoint:
-    """What the policy sees when it must choose: who can run and who just yielded.
-
-    ``pending()`` says what each live actor (blocked ones included) is about to touch: the explorer's race analysis
-    needs it, the default policy does not, so it is computed only when asked, and only valid during ``choose``.
-    """
-
-    __slots__ = ("_actors", "_executed", "current", "index", "runnable")
-
-    def __init__(
-        self,
-        index: int,
-        runnable: tuple[str, ...],
-        current: str | None,
-        actors: list[_Actor],
-        executed: list[set[tuple[str, str, str]]],
-    ) -> None:
-        self.index = index
-        self.runnable = runnable
-        self.current = current
-        self._actors = actors
-        self._executed = executed
-
-    def pending(self) -> dict[str, Footprint]:
-        """The pending footprint of every actor that has not finished, by name."""
-        return {a.name: a.pending for a in self._actors if a.state is not _State.DONE}
-
-    def held(self) -> dict[str, str]:
-        """Which actor holds each lock right now (lock name -> actor), for the explorer's race reversal."""
-        return {lock: a.name for a in self._actors for lock in a.locks}
-
-    def last_step(self) -> Footprint:
-        """What the step that just ended was seen to touch (empty before the first step)."""
-        return frozenset(self._executed[-1]) if self._executed else frozenset()
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """One choice of the scheduler: who could run, who did."""
-
-    runnable: tuple[str, ...]
-    chosen: str
-
-
-class Access(NamedTuple):
-    """One access to shared state, recorded as it happened: in step ``step``, ``actor`` did ``entry`` at ``where``
-    (file and line) while holding ``locks``. A named tuple: thousands are made per run, and cheaply."""
-
-    step: int
-    actor: str
-    entry: Entry
-    where: tuple[str, int]
-    locks: frozenset[str]
-
-
-@dataclass(frozen=True, slots=True)
-class BlockedActor:
-    """An actor that could not finish, and why."""
-
-    actor: str
-    waits_for: str
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """Everything one run produced. ``trace``, ``outcomes`` and ``decisions`` are deterministic; ``seconds`` is not."""
-
-    status: RunStatus
-    trace: tuple[TraceEvent, ...]
-    outcomes: Mapping[str, str]
-    errors: Mapping[str, str]
-    blocked: tuple[BlockedActor, ...]
-    decisions: tuple[Decision, ...]
-    step_footprints: tuple[Footprint, ...] = ()
-    accesses: tuple[Access, ...] = ()
-    hang_stack: str = ""
-    leaked: tuple[str, ...] = ()
-    problem: str = ""
-    seconds: float = 0.0
-
-    @property
-    def steps(self) -> int:
-        """How many trace events the run recorded."""
-        return len(self.trace)
-
-
-class Policy(Protocol):
-    """The single decision of the scheduler: which runnable actor goes next."""
-
-    def choose(self, point: DecisionPoint) -> str:
-        """Pick one of ``point.runnable`` (actor names, in declaration order).
-
-        Raise an exception (:class:`lab.errors.ReplayDivergedError`, say) to stop the run when no choice is
-        acceptable; the run then ends as DIVERGED with the exception's message as its problem.
-        """
-        ...
-
-
-class KeepCurrent:
-    """The default policy: keep the current actor running until it blocks, then the lowest-numbered runnable one."""
-
-    def choose(self, point: DecisionPoint) -> str:
-        """Return the current actor if it can go on, else the first runnable actor."""
-        if point.current is not None and point.current in point.runnable:
-            return point.current
-        return point.runnable[0]
 
 
 class _State(StrEnum):
@@ -185,9 +59,9 @@ class _Actor:
     index: int
     name: str
     body: Callable[[], object]
-    baton: threading.Lock = field(default_factory=_thread.allocate_lock)
+    baton: _thread.LockType | None = None  # its pooled worker's: released to let this actor run
     thread: threading.Thread | None = None
-    done: threading.Lock = field(default_factory=_thread.allocate_lock)  # held while the actor's body may run
+    done: _thread.LockType = field(default_factory=_thread.allocate_lock)  # held while the actor's body may run
     state: _State = _State.NEW
     waiting: Waiting | None = None
     pending: Footprint = EVERYTHING
@@ -220,7 +94,8 @@ class Scheduler:
     Primitives call :meth:`point` before an operation (a chance to switch), :meth:`record` to log what they did,
     and :meth:`block` to wait for a :class:`Waiting` condition. Calls from a thread that is not one of this run's
     actors (the main thread during setup, for instance) return ``None`` from :meth:`current`, and primitives then
-    behave like plain threading objects.
+    behave like plain threading objects. What each step touches goes to ``steps`` (a fresh :class:`StepLog` by
+    default), whose books become the run's ``step_footprints`` and ``accesses``.
     """
 
     def __init__(
@@ -230,8 +105,10 @@ class Scheduler:
         watchdog_seconds: float = DEFAULT_WATCHDOG_SECONDS,
         outcome_text: OutcomeText = _default_outcome,
         leak_grace_seconds: float = _LEAK_GRACE_SECONDS,
+        steps: StepLog | None = None,
     ) -> None:
         self._policy = policy if policy is not None else KeepCurrent()
+        self._choose = self._policy.choose
         self._watchdog = watchdog_seconds
         self._leak_grace = leak_grace_seconds
         self._actor_hooks: tuple[Callable[[], None], Callable[[], None]] | None = None
@@ -242,9 +119,11 @@ class Scheduler:
         self._local = threading.local()
         self._trace: list[TraceEvent] = []
         self._decisions: list[Decision] = []
-        self._executed: list[set[tuple[str, str, str]]] = []
-        self._accesses: list[tuple[int, str, Entry, tuple[str, int], frozenset[str]]] = []
-        self._finished = threading.Event()
+        self._steps = steps if steps is not None else StepLog()
+        self._accessed = self._steps.accessed
+        self._finished = _thread.allocate_lock()
+        self._finished.acquire()  # released once, when the run is over
+        self._over = False
         self._aborted = False
         self._started = False
         self._blocked_report: tuple[BlockedActor, ...] = ()
@@ -261,7 +140,6 @@ class Scheduler:
         if name in self._by_name:
             raise ValueError(f"two actors are named {name!r}")
         actor = _Actor(len(self._actors), name, body)
-        actor.baton.acquire()  # an actor waits for the baton before its first step
         self._actors.append(actor)
         self._by_name[name] = actor
 
@@ -310,11 +188,14 @@ class Scheduler:
         ``gate``, when given, keeps the step from being scheduled until it is ready: acquiring a held lock is not
         a step anyone can take, so it is never offered as a choice (and a cycle of such gates is a deadlock).
         """
-        actor = self._me()
+        actor: _Actor | None = getattr(self._local, "actor", None)
         if actor is None:
             return
         actor.pending = footprint
         actor.op = footprint if executes is None else executes
+        if gate is None:
+            self._switch(actor)
+            return
         actor.gate = gate
         try:
             self._switch(actor)
@@ -332,8 +213,7 @@ class Scheduler:
         if schedule:
             actor.pending = actor.op = frozenset((entry,))
             self._switch(actor)
-        self._executed[-1].add(entry)
-        self._accesses.append((len(self._executed) - 1, actor.name, entry, where, actor.lockset))
+        self._accessed(actor.name, entry, where, actor.lockset)
 
     def access_all(self, entries: list[Entry], where: tuple[str, int], *, schedule: bool = False) -> None:
         """Record several accesses made by one operation (a call the lab cannot see into), one point at most."""
@@ -343,9 +223,9 @@ class Scheduler:
         if schedule:
             actor.pending = actor.op = frozenset(entries)
             self._switch(actor)
-        step = len(self._executed) - 1
-        self._executed[step].update(entries)
-        self._accesses.extend((step, actor.name, entry, where, actor.lockset) for entry in entries)
+        accessed, name, locks = self._accessed, actor.name, actor.lockset
+        for entry in entries:
+            accessed(name, entry, where, locks)
 
     def enter_opaque(self, footprint: Footprint) -> None:
         """The calling actor enters code the lab cannot see, which may touch ``footprint`` in any step until it
@@ -364,13 +244,16 @@ class Scheduler:
         """Append one event to the trace, for the calling actor (or ``actor`` when given)."""
         if self._aborted:
             return
-        who = actor or self.current() or "lab"
-        self._trace.append(TraceEvent(len(self._trace), who, op, obj, sorted_detail(detail or {})))
+        if not actor:
+            me: _Actor | None = getattr(self._local, "actor", None)
+            actor = me.name if me is not None else "lab"
+        trace = self._trace
+        trace.append(TraceEvent(len(trace), actor, op, obj, sorted_detail(detail) if detail else {}))
 
     def touch(self, footprint: Footprint) -> None:
-        """Add what the running step was seen to touch to its executed footprint (the line observer calls this)."""
-        if self._executed and self._me() is not None:
-            self._executed[-1].update(footprint)
+        """Add what the running step was seen to touch to its executed footprint (a primitive's query)."""
+        if self._me() is not None:
+            self._steps.touched(footprint)
 
     def lock_taken(self, name: str) -> None:
         """The calling actor now holds the lock ``name`` (lock primitives call this; it feeds the lockset check)."""
@@ -409,6 +292,20 @@ class Scheduler:
         actor.state = _State.RUNNABLE
         actor.waiting = None
 
+    # -- what a decision point shows the policy (see lab.engine.policies.RunView) ---------------------------------
+
+    def pending_footprints(self) -> dict[str, Footprint]:
+        """The pending footprint of every actor that has not finished, by name."""
+        return {a.name: a.pending for a in self._actors if a.state is not _State.DONE}
+
+    def locks_held(self) -> dict[str, str]:
+        """Which actor holds each lab lock right now (lock name -> actor)."""
+        return {lock: a.name for a in self._actors for lock in a.locks}
+
+    def last_step(self) -> Footprint:
+        """What the step that just ended was seen to touch (empty before the first step)."""
+        return self._steps.last()
+
     # -- running -------------------------------------------------------------------------------------------------
 
     def run(self) -> RunResult:
@@ -420,11 +317,13 @@ class Scheduler:
         for actor in self._actors:
             actor.state = _State.RUNNABLE
             actor.done.acquire()
-            actor.thread = _POOL.start(f"lab-actor-{actor.name}", self._actor_task(actor))
+            worker = ACTOR_POOL.take()
+            actor.baton, actor.thread = worker.baton, worker.thread
+            worker.assign(f"lab-actor-{actor.name}", self._actor_task(actor))
         if self._actors:
             self._hand_off(None)
         else:
-            self._finished.set()
+            self._finish()
         hang_stack, leaked = self._wait_until_finished()
         return RunResult(
             status=self._status,
@@ -433,8 +332,8 @@ class Scheduler:
             errors={a.name: a.error for a in self._actors if a.error is not None},
             blocked=self._blocked_report,
             decisions=tuple(self._decisions),
-            step_footprints=tuple(frozenset(step) for step in self._executed),
-            accesses=tuple(map(Access._make, self._accesses)),
+            step_footprints=self._steps.footprints(),
+            accesses=self._steps.accesses(),
             hang_stack=hang_stack,
             leaked=leaked,
             problem=self._problem,
@@ -454,8 +353,7 @@ class Scheduler:
         return task
 
     def _actor_main(self, actor: _Actor) -> None:
-        actor.baton.acquire()
-        if self._aborted:
+        if self._aborted:  # the pooled worker was handed the baton only to unwind
             return
         self._local.actor = actor
         if self._actor_hooks is not None:
@@ -490,39 +388,36 @@ class Scheduler:
     def _me(self) -> _Actor | None:
         return getattr(self._local, "actor", None)
 
-    def _runnable(self) -> list[_Actor]:
-        return [actor for actor in self._actors if actor.can_run()]
+    def _finish(self) -> None:
+        if not self._over:
+            self._over = True
+            self._finished.release()
 
     def _decide(self, current: _Actor | None) -> _Actor | None:
         """Ask the policy; ``None`` means the run is over (all done, a deadlock, or a refused choice)."""
-        runnable = self._runnable()
+        runnable = [actor for actor in self._actors if actor.can_run()]
         if not runnable:
             if any(actor.state is not _State.DONE for actor in self._actors):
                 self._declare_deadlock()
-            self._finished.set()
+            self._finish()
             return None
         names = tuple(actor.name for actor in runnable)
-        point = DecisionPoint(
-            len(self._decisions), names, current.name if current is not None else None, self._actors, self._executed
-        )
+        point = DecisionPoint(len(self._decisions), names, current.name if current is not None else None, self)
         try:
-            chosen = self._policy.choose(point)
+            chosen = self._choose(point)
         except Exception as error:  # the policy refused: a replay diverged, or an exploration budget ran out
             self._status = RunStatus.DIVERGED
             self._problem = str(error)
-            self._finished.set()
+            self._finish()
             return None
         if chosen not in names:
             self._status = RunStatus.DIVERGED
             self._problem = f"the policy chose {chosen!r}, which cannot run now (runnable: {', '.join(names)})"
-            self._finished.set()
+            self._finish()
             return None
         self._decisions.append(Decision(names, chosen))
         actor = self._by_name[chosen]
-        executed = set(actor.op)
-        for footprint in actor.opaque:
-            executed.update(footprint)
-        self._executed.append(executed)
+        self._steps.step(chosen, actor.op, actor.opaque)
         return actor
 
     def _switch(self, actor: _Actor) -> None:
@@ -533,8 +428,8 @@ class Scheduler:
             return
         if nxt is not None:
             self._current = nxt
-            nxt.baton.release()
-        actor.baton.acquire()  # parked until someone hands the baton back (or the run is aborted)
+            nxt.baton.release()  # type: ignore[union-attr]  # every actor has its worker's baton once running
+        actor.baton.acquire()  # type: ignore[union-attr]  # parked until the baton comes back (or the run stops)
         if self._aborted:
             raise _Aborted
 
@@ -542,7 +437,7 @@ class Scheduler:
         nxt = self._decide(finished)
         if nxt is not None:
             self._current = nxt
-            nxt.baton.release()
+            nxt.baton.release()  # type: ignore[union-attr]
 
     def _declare_deadlock(self) -> None:
         self._status = RunStatus.DEADLOCK
@@ -562,7 +457,7 @@ class Scheduler:
         hang_stack = ""
         progress, since = -1, time.monotonic()
         slice_seconds = max(min(self._watchdog / 4, 0.25), 0.005)
-        while not self._finished.wait(slice_seconds):
+        while not self._finished.acquire(timeout=slice_seconds):
             now = time.monotonic()
             if len(self._trace) != progress:
                 progress, since = len(self._trace), now
@@ -593,7 +488,7 @@ class Scheduler:
                 continue
             if actor is self._current and self._status is RunStatus.HUNG:
                 _raise_in_thread(thread, _Aborted)
-            else:
+            elif actor.baton is not None:
                 _release(actor.baton)
             if actor.done.acquire(timeout=self._leak_grace):
                 actor.done.release()
@@ -607,83 +502,7 @@ def _waits_for(actor: _Actor) -> str:
     return waiting.describe() if waiting is not None else "nothing (never scheduled)"
 
 
-class _Worker:
-    """A pooled actor thread: it runs one actor's body per run, then waits for the next (starting a thread costs
-    about 130 us, and milliseconds whenever the start waits for a CPU; an exploration runs thousands of schedules)."""
-
-    def __init__(self, pool: _Pool) -> None:
-        self._pool = pool
-        self._go = _thread.allocate_lock()
-        self._go.acquire()
-        self._task: Callable[[], None] | None = None
-        self.thread = threading.Thread(target=self._loop, name="lab-actor", daemon=True)
-        self.thread.start()
-
-    def give(self, name: str, task: Callable[[], None]) -> None:
-        self._task = task
-        self.thread.name = name
-        self._go.release()
-
-    def stop(self) -> None:
-        self._task = None
-        self._go.release()
-
-    def _loop(self) -> None:
-        try:
-            while True:
-                self._go.acquire()
-                task = self._task
-                if task is None:
-                    return
-                with contextlib.suppress(BaseException):  # a task reports its own errors; an abort ends here
-                    task()
-                self._task = None
-                self.thread.name = "lab-actor"
-                self._pool.put_back(self)
-        except BaseException:  # an abort that arrived between two tasks: this thread is done, not the lab
-            return
-
-
-class _Pool:
-    """Idle actor threads, kept across runs, schedules and scenarios; all of them end when the process exits."""
-
-    def __init__(self) -> None:
-        self._idle: list[_Worker] = []
-        self._lock = _thread.allocate_lock()
-
-    def start(self, name: str, task: Callable[[], None]) -> threading.Thread:
-        with self._lock:
-            worker = self._idle.pop() if self._idle else None
-        if worker is None:
-            worker = _Worker(self)
-        worker.give(name, task)
-        return worker.thread
-
-    def put_back(self, worker: _Worker) -> None:
-        with self._lock:
-            self._idle.append(worker)
-
-    def shutdown(self) -> None:
-        """End every idle thread (at exit; a thread still running an actor ends with its task)."""
-        with self._lock:
-            idle, self._idle = self._idle, []
-        for worker in idle:
-            worker.stop()
-        for worker in idle:
-            worker.thread.join(1.0)
-
-    def forget_after_fork(self) -> None:
-        """In a forked child: the parent's idle threads were not copied, so none of them can be handed work."""
-        self._idle = []
-        self._lock = _thread.allocate_lock()
-
-
-_POOL = _Pool()
-atexit.register(_POOL.shutdown)
-os.register_at_fork(after_in_child=_POOL.forget_after_fork)
-
-
-def _release(baton: threading.Lock) -> None:
+def _release(baton: _thread.LockType) -> None:
     with contextlib.suppress(RuntimeError):  # already released: the actor is about to run and will see the abort
         baton.release()
 

@@ -289,6 +289,8 @@ class _StandInLock:
             return got
         run, me = acting
         if not blocking and timeout != -1:
+            # Outside the LabError tree on purpose, here and below: a stand-in raises what the primitive it replaces
+            # raises, with its message, since the code under test was written against the standard library.
             raise ValueError("can't specify a timeout for a non-blocking call")
         if timeout < 0 and timeout != -1:
             raise ValueError("timeout value must be positive")

@@ -1,0 +1,134 @@
+"""What one explored execution costs: milliseconds per execution of the two-request race, against the floor.
+
+    python bench/bench_execution.py [--baseline PATH] [--seconds S] [--repeat R] [--handoffs N]
+
+Prints numbers; asserts nothing. Targets (issue 11): at most 0.5 ms per execution at probe granularity and 1.5 ms
+at line granularity, exploring ``scenarios/race_two_requests.py`` (its correct variant).
+
+Each figure is a whole exploration repeated for about S seconds in a fresh process (the explorer's bookkeeping, the
+atomicity check and the per-run setup included), divided by the executions it ran (schedules plus pruned runs);
+the median of R such processes is printed. The floor is a raw two-thread ``threading.Event`` ping-pong, per
+handoff; "x floor" says how many such handoffs one execution costs.
+
+``--baseline PATH`` measures a second checkout the same way in the same run, every sample interleaved with this
+one's, so that noise hits both alike: ``git worktree add /tmp/prev-engine 67071f8`` gives the engine before the
+speed work. Each checkout explores its own copy of the scenario with its own code; the counts are printed so that
+a difference in what was explored is seen, not hidden in a ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.floor import event_ping_pong
+
+SCENARIO = "scenarios/race_two_requests.py"
+GRANULARITIES = ("probe", "line")
+
+_MEASURE = """
+import json, sys, time
+from pathlib import Path
+root, granularity, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+sys.path.insert(0, root)
+from lab.scenarios.exploring import explore_scenario
+from lab.scenarios.loader import load
+loaded = load(Path(root) / sys.argv[4])
+first = explore_scenario(loaded, granularity=granularity)  # warm: imports, instrumented code, the thread pool
+executions = explorations = 0
+begun = time.perf_counter()
+while True:
+    found = explore_scenario(loaded, granularity=granularity)
+    executions += found.schedules + found.pruned
+    explorations += 1
+    elapsed = time.perf_counter() - begun
+    if elapsed >= seconds:
+        break
+print(json.dumps({
+    "ms_per_execution": elapsed / executions * 1e3,
+    "schedules": first.schedules,
+    "pruned": first.pruned,
+    "verdict": str(first.verdict),
+    "explorations": explorations,
+}))
+"""
+
+
+def measure(root: Path, granularity: str, seconds: float) -> dict[str, object]:
+    """One sample: explore the race in a fresh process of this interpreter with the code under ``root``."""
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE, str(root), granularity, str(seconds), SCENARIO],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise SystemExit(f"measuring {root} at {granularity} failed: {last}")
+    sample: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return sample
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure, interleaved, and print one table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--baseline", type=Path, help="another checkout of the lab to measure alongside this one")
+    parser.add_argument("--seconds", type=float, default=2.0, help="seconds of exploring per sample (default 2)")
+    parser.add_argument("--repeat", type=int, default=3, help="samples per figure; medians printed (default 3)")
+    parser.add_argument("--handoffs", type=int, default=20_000, help="handoffs per floor sample (default 20000)")
+    args = parser.parse_args(argv)
+    if args.baseline is not None and not (args.baseline / SCENARIO).is_file():
+        print(f"error: --baseline {args.baseline} holds no {SCENARIO}", file=sys.stderr)
+        return 2
+    engines = {"this engine": ROOT}
+    if args.baseline is not None:
+        engines["baseline"] = args.baseline.resolve()
+    samples: dict[tuple[str, str], list[dict[str, object]]] = {
+        (engine, granularity): [] for engine in engines for granularity in GRANULARITIES
+    }
+    floors: list[float] = []
+    for _ in range(args.repeat):  # interleaved, so that the machine's noise hits every figure alike
+        floors.append(event_ping_pong(args.handoffs))
+        for (engine, granularity), found in samples.items():
+            found.append(measure(engines[engine], granularity, args.seconds))
+    floor_ms = statistics.median(floors) * 1e3
+    print(
+        f"ms per execution, exploring {SCENARIO} (correct variant); medians of {args.repeat} samples of "
+        f"{args.seconds:g} s each; Python {sys.version.split()[0]}, {os.cpu_count()} CPUs"
+    )
+    print(f"floor: threading.Event ping-pong, {floor_ms * 1e3:.1f} us per handoff")
+    print(
+        f"  {'engine':<12} {'granularity':<11} {'ms/exec':>8} {'x floor':>8} {'target':>7} {'runs':>5} {'verdict':<10}"
+    )
+    medians: dict[tuple[str, str], float] = {}
+    for (engine, granularity), found in samples.items():
+        ms = statistics.median(float(str(sample["ms_per_execution"])) for sample in found)
+        medians[(engine, granularity)] = ms
+        first = found[0]
+        runs = int(str(first["schedules"])) + int(str(first["pruned"]))
+        target = {"probe": 0.5, "line": 1.5}[granularity]
+        print(
+            f"  {engine:<12} {granularity:<11} {ms:>8.3f} {ms / floor_ms:>8.0f} {target:>7.1f} {runs:>5} "
+            f"{first['verdict']!s:<10}"
+        )
+    if args.baseline is not None:
+        for granularity in GRANULARITIES:
+            before, now = medians[("baseline", granularity)], medians[("this engine", granularity)]
+            print(
+                f"  {granularity}: {now / before:.2f}x the baseline's time per execution ({before / now:.1f}x faster)"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
