@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from lab.sessions.stores import POSTGRES_URL_VARIABLE, StoreError
+from lab.sessions.stores.store import POSTGRES_URL_VARIABLE, StoreError
 
 NO_SERVER_REASON = (
     "no PostgreSQL server binaries (initdb, pg_ctl) on PATH or under /usr/lib/postgresql/*/bin: "

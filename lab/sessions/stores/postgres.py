@@ -30,8 +30,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from lab.hooks import note_shared_access
 from lab.messages import Message
-from lab.sessions.stores import SCHEMA_VERSION, RowState, StoreError, access_name, decode_history, encode_history
-from lab.sessions.stores import row_name as _row
+from lab.sessions.stores.store import SCHEMA_VERSION, RowState, StoreError, access_name, decode_history, encode_history
+from lab.sessions.stores.store import row_name as _row
 
 try:  # imported here, at import time: psycopg binds threading.Lock when it is first imported, and must get the real one
     import psycopg

@@ -24,8 +24,8 @@ from pathlib import Path
 
 from lab.hooks import note_shared_access
 from lab.messages import Message
-from lab.sessions.stores import SCHEMA_VERSION, RowState, StoreError, access_name, decode_history, encode_history
-from lab.sessions.stores import row_name as _row
+from lab.sessions.stores.store import SCHEMA_VERSION, RowState, StoreError, access_name, decode_history, encode_history
+from lab.sessions.stores.store import row_name as _row
 
 _SCHEMA = (
     "CREATE TABLE lab_schema (version INTEGER NOT NULL)",
