@@ -4,12 +4,14 @@ Sessions, stores and transports know nothing about the lab's scheduler. They cal
 points a lesson may want to hold a thread, and :func:`note_shared_access` around operations on state that lives
 outside Python objects (a database row). By default both do nothing; the engine passes its own probe in and
 installs a recorder for shared accesses while it records a run. Production code keeps the no-ops, and this module
-depends on nothing, so the code under study never imports the engine.
+depends on nothing but :mod:`lab.errors`, so the code under study never imports the engine.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+
+from lab.errors import UsageError
 
 Probe = Callable[[str], None]
 """A probe hook: called with the name of a point ("commit:enter")."""
@@ -35,7 +37,7 @@ def note_shared_access(name: str, key: str = ANY_KEY, mode: str = "w", *, where:
     though each uses its own connection object. Outside a recorded run it does nothing.
     """
     if mode not in ("r", "w"):
-        raise ValueError(f"mode is 'r' or 'w', not {mode!r}")
+        raise UsageError(f"mode is 'r' or 'w', not {mode!r}")
     recorder = _recorder
     if recorder is not None:
         recorder(name, key, mode, where)

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
 
+from lab.errors import ArgumentTypeError, UsageError
+
 DEFAULT_MODEL = "agnes-3.0-flash"
 DEFAULT_SYSTEM_PROMPT = "Answer clearly. If the provided messages do not contain a fact, say you do not know."
 
@@ -40,13 +42,13 @@ class Message:
 
     def __post_init__(self) -> None:
         if self.role not in Role.__members__.values():
-            raise ValueError(f"unknown role {self.role!r}; use one of system, user, assistant")
+            raise UsageError(f"unknown role {self.role!r}; use one of system, user, assistant")
         if not isinstance(self.content, str):
-            raise TypeError(f"message content must be str, not {type(self.content).__name__}")
+            raise ArgumentTypeError.naming("Message()", "content", "a str", self.content)
         try:
             self.content.encode("utf-8")
         except UnicodeEncodeError:
-            raise ValueError("message content is not valid Unicode text (it holds a lone surrogate)") from None
+            raise UsageError("message content is not valid Unicode text (it holds a lone surrogate)") from None
         object.__setattr__(self, "role", Role(self.role))
 
     def as_json(self) -> dict[str, str]:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from lab.errors import UsageError
 from lab.evidence import AuditReport, audit, create_evidence_folder, write_evidence
 from lab.evidence.records.exploration import plan_exploration, summary_fails
 from lab.evidence.reexecute.reexplore import ExpectedExploration
@@ -290,11 +291,11 @@ class TestStatus:
         assert files.summary is not None and summary_fails(files.summary)
 
     def test_the_writer_refuses_what_it_cannot_record(self, explored: Explored, tmp_path: Path) -> None:
-        """An exploration without its normal run, or twice the same one: ValueError before any file is written."""
+        """An exploration without its normal run, or twice the same one: UsageError before any file is written."""
         folder = create_evidence_folder(tmp_path / "ev")
         now = datetime.now(UTC)
         only_latched = [r for r in explored.results if r.name == "out_of_order_commit"]
-        with pytest.raises(ValueError, match="explore only scenarios that also ran normally"):
+        with pytest.raises(UsageError, match="explore only scenarios that also ran normally"):
             write_evidence(
                 folder,
                 only_latched,
@@ -305,7 +306,7 @@ class TestStatus:
                 ended=now,
                 explorations=explored.explorations,
             )
-        with pytest.raises(ValueError, match="was explored twice"):
+        with pytest.raises(UsageError, match="was explored twice"):
             write_evidence(
                 folder,
                 explored.results,

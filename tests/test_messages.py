@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from lab.errors import ArgumentTypeError, UsageError
 from lab.messages import ChatRequest, Message, Role, is_whole_pairs, serialize_request
 
 
@@ -19,13 +20,18 @@ class TestMessage:
 
     def test_rejects_unknown_role(self) -> None:
         """An unknown role is refused with the roles that exist."""
-        with pytest.raises(ValueError, match="system, user, assistant"):
+        with pytest.raises(UsageError, match="system, user, assistant"):
             Message("tool", "x")
 
     def test_rejects_lone_surrogate(self) -> None:
         """Text that UTF-8 cannot encode is refused at construction, not at send time."""
-        with pytest.raises(ValueError, match="lone surrogate"):
+        with pytest.raises(UsageError, match="lone surrogate"):
             Message("user", "\ud800")
+
+    def test_rejects_content_that_is_not_text(self) -> None:
+        """Content of another type is an ArgumentTypeError naming the parameter (still a TypeError)."""
+        with pytest.raises(ArgumentTypeError, match=r"^Message\(\) needs content to be a str, not bytes$"):
+            Message("user", b"hi")  # type: ignore[arg-type]
 
 
 class TestSerializer:

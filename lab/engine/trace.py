@@ -46,6 +46,7 @@ class TraceEvent:
 
 
 def _refuse(value: object) -> Json:
+    # json.dumps's ``default`` hook signals "not serialisable" with TypeError; callers catch it as json's own.
     raise TypeError(f"trace details must be plain JSON values, not {type(value).__name__}")
 
 

@@ -38,7 +38,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import StrEnum
 
-from lab.errors import ArgumentTypeError
+from lab.errors import ArgumentTypeError, UsageError
 from lab.hooks import Probe, no_probe
 from lab.messages import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, ChatRequest, Message, Role, chat_request
 from lab.transport.contract import Reply, Transport, TransportFailure
@@ -106,7 +106,7 @@ class TransactionalChat:
         probe: Probe = no_probe,
     ) -> None:
         if max_pairs < 0:
-            raise ValueError(f"max_pairs must be >= 0, not {max_pairs}")
+            raise UsageError(f"max_pairs must be >= 0, not {max_pairs}")
         self._transport = transport
         self.model = model
         self.system_prompt = system_prompt

@@ -211,7 +211,7 @@ class _BudgetedSocket:
 
     def makefile(self, mode: str = "rb") -> io.BufferedReader:
         """The response stream ``http.client`` reads the status line, headers and body from."""
-        if mode != "rb":
+        if mode != "rb":  # an invariant, not a user's mistake: http.client only ever asks for "rb"
             raise ValueError(f"only mode 'rb' is supported, not {mode!r}")
         return io.BufferedReader(_BudgetedReader(self._sock, self._budget, self._timeout))
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lab.engine.trace import Json
+from lab.errors import UsageError
 from lab.evidence.records import layout
 from lab.evidence.records.layout import KILL_MATRIX, exploration_path
 from lab.evidence.records.schema import VERDICT_WORDS
@@ -155,7 +156,7 @@ def plan_exploration(
     kill_matrix: KillMatrix | None,
     settings: Mapping[str, Any] | None,
 ) -> ExplorationFiles:
-    """The exploration records of a run, or a ``ValueError`` (before anything is written) if they cannot be.
+    """The exploration records of a run, or a :class:`UsageError` (before anything is written) if they cannot be.
 
     An exploration belongs beside its scenario's normal run: that run's variant is the scenario's default one,
     which decides whether the exploration's verdict counts towards the run's status.
@@ -169,7 +170,7 @@ def plan_exploration(
         _check_exploration(found, defaults, recorded)
         path = exploration_path(found.name, found.granularity, found.variant)
         if any(path == seen for seen, _ in records):
-            raise ValueError(
+            raise UsageError(
                 f"{found.name} was explored twice at {found.granularity} granularity over "
                 f"{found.variant or 'its session'}; keep one exploration of each"
             )
@@ -208,7 +209,7 @@ def _settings(settings: Mapping[str, Any] | None) -> dict[str, Json] | None:
         or isinstance(limit, bool)
         or limit <= 0
     ):
-        raise ValueError(
+        raise UsageError(
             f"explore settings {dict(settings)!r} are not {{'granularities': [probe and/or line], "
             f"'preemption_bound': int or None, 'max_schedules': int}}"
         )
@@ -219,9 +220,9 @@ def _check_exploration(
     found: ScenarioExploration, defaults: Mapping[str, str], settings: Mapping[str, Any] | None
 ) -> None:
     if not _NAME.fullmatch(found.name) or found.name not in defaults:
-        raise ValueError(f"exploration of {found.name!r}: explore only scenarios that also ran normally in this run")
+        raise UsageError(f"exploration of {found.name!r}: explore only scenarios that also ran normally in this run")
     if found.granularity not in GRANULARITIES or (found.variant and not _VARIANT.fullmatch(found.variant)):
-        raise ValueError(
+        raise UsageError(
             f"exploration of {found.name}: granularity {found.granularity!r} or variant "
             f"{found.variant!r} cannot name a file"
         )
@@ -232,6 +233,6 @@ def _check_exploration(
         or found.max_schedules != settings["max_schedules"]
         or found.preemption_bound != settings["preemption_bound"]
     ):
-        raise ValueError(
+        raise UsageError(
             f"exploration of {found.name} ({found.granularity}) does not use the explore settings {dict(settings)!r}"
         )

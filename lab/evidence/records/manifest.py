@@ -21,7 +21,7 @@ def format_sums(digests: Mapping[str, str]) -> bytes:
     """The manifest's bytes for ``digests`` (path -> hex), sorted by path."""
     for path in digests:
         reason = path_problem(path)
-        if reason or path == SUMS:
+        if reason or path == SUMS:  # an invariant: the writer names every file it lists, from the folder layout
             raise ValueError(f"cannot list {path!r} in {SUMS}: {reason or 'the manifest never lists itself'}")
     return "".join(f"{digests[path]}  {path}\n" for path in sorted(digests)).encode("utf-8")
 

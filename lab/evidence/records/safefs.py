@@ -16,6 +16,8 @@ import stat
 from pathlib import Path
 from types import TracebackType
 
+from lab.errors import EvidenceError
+
 MIB = 1 << 20
 FILE_CAP = 64 * MIB
 """The largest file an evidence folder may hold (the cap on a JSON Lines record); anything larger is refused
@@ -32,7 +34,7 @@ _BINARY = getattr(os, "O_BINARY", 0)
 _RELATIVE = os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd and os.scandir in os.supports_fd
 
 
-class Unreadable(Exception):
+class Unreadable(EvidenceError):
     """Raised for a path inside the folder that cannot be read safely; ``str()`` is the one-line reason."""
 
 

@@ -112,7 +112,7 @@ def write_evidence(
 
     ``explorations``, ``kill_matrix`` and ``explore_settings`` (``{"granularities", "preemption_bound",
     "max_schedules"}``, ``None`` when the run did not explore) add ``explore/`` and the summary in ``run.json``;
-    each exploration must be of a scenario in ``results``. Anything that cannot be recorded raises ``ValueError``
+    each exploration must be of a scenario in ``results``. Anything that cannot be recorded raises :class:`UsageError`
     before a file is written. ``sign_with``: a private key file; ``SHA256SUMS.sig`` is then written last
     (:mod:`lab.evidence.records.signing`), or :class:`~lab.evidence.records.signing.SigningError` raised.
     """
@@ -163,9 +163,9 @@ def _check_names(results: Sequence[ScenarioResult]) -> None:
     names = [result.name for result in results]
     for name in names:
         if not _NAME.fullmatch(name):
-            raise ValueError(f"scenario name {name!r} cannot be a folder name; the loader only accepts snake_case")
+            raise UsageError(f"scenario name {name!r} cannot be a folder name; the loader only accepts snake_case")
     if len(set(names)) != len(names):
-        raise ValueError("two results have the same scenario name; run each scenario once per evidence folder")
+        raise UsageError("two results have the same scenario name; run each scenario once per evidence folder")
 
 
 class _Files:
