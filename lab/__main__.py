@@ -1,10 +1,10 @@
-"""``python -m lab``: the lab's command line (today: ``chat``); all the work is in :mod:`lab.console`."""
+"""``python -m lab``: the lab's command line (:mod:`lab.cli`); ``lab`` is the same, as a console script."""
 
 from __future__ import annotations
 
 import sys
 
-from lab.console import main
+from lab.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

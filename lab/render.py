@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterator, Sequence
 
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.measure import Measurement
-from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -44,13 +43,36 @@ class _Fitted:
         yield from self._lines()
 
 
-def _indented(text: str, style: str = "") -> Padding:
+class _Hanging:
+    """Text wrapped between words at the width it is printed at, its first line indented by ``first`` columns and
+    the others by ``rest``, with no trailing spaces (a padded line is noise in a log file)."""
+
+    def __init__(self, text: Text, first: int = 0, rest: int = 4) -> None:
+        self._text = text
+        self._first = first
+        self._rest = rest
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[RenderableType]:
+        width = max(options.max_width - self._rest, 20)
+        lines = self._text.wrap(console, width, overflow="fold")
+        for index, line in enumerate(lines):
+            line.rstrip()
+            yield Text.assemble(" " * (self._first if index == 0 else self._rest), line)
+
+
+def _indented(text: str | Text, style: str = "") -> _Hanging:
     """A line indented by four columns, its continuation lines too."""
-    return Padding(Text(text, style=style), (0, 0, 0, 4))
+    return _Hanging(text if isinstance(text, Text) else Text(text, style=style), first=4, rest=4)
 
 
-def _verdict_text(word: str) -> Text:
-    return Text(word, style={"PASS": "green", "FAIL": "red", "ERROR": "red"}.get(word, "yellow"))
+def _hanging(*parts: str | Text | tuple[str, str]) -> _Hanging:
+    """One item's line: continuation lines indented, so the names at the left margin stand out."""
+    return _Hanging(Text.assemble(*parts))
+
+
+def verdict_text(word: str) -> Text:
+    """A verdict word in its colour: PASS green, FAIL and ERROR red, anything else (INCOMPLETE) yellow."""
+    return Text(word, style={"PASS": "green", "FAIL": "red", "ERROR": "red", "BROKEN": "red"}.get(word, "yellow"))
 
 
 def summary_table(results: Sequence[ScenarioResult]) -> _Fitted:
@@ -60,13 +82,14 @@ def summary_table(results: Sequence[ScenarioResult]) -> _Fitted:
         found: list[RenderableType] = []
         for result in results:
             outcomes = ", ".join(f"{actor}: {outcome}" for actor, outcome in result.outcomes.items()) or "-"
-            line = Text.assemble(
-                _verdict_text(result.verdict.value),
-                " ",
-                (result.name, "bold"),
-                f"  {result.checks_passed}/{len(result.checks)} checks  {outcomes}",
+            found.append(
+                _hanging(
+                    verdict_text(result.verdict.value),
+                    " ",
+                    (result.name, "bold"),
+                    f"  {outcomes}  ({result.checks_passed}/{len(result.checks)} checks)",
+                )
             )
-            found.append(line)
             found.append(_indented(("[mutant] " if result.mutant else "") + result.lesson, style="dim"))
         return found
 
@@ -117,9 +140,9 @@ def list_table(items: Sequence[LoadedScenario | BrokenScenario]) -> _Fitted:
         found: list[RenderableType] = []
         for item in items:
             if isinstance(item, BrokenScenario):
-                found.append(Text.assemble((item.name, "bold"), "  ", (f"broken: {item.problem}", "red")))
+                found.append(_hanging((item.name, "bold"), "  ", (f"broken: {item.problem}", "red")))
             else:
-                found.append(Text.assemble((item.name, "bold"), f"  ({item.cls.source})"))
+                found.append(_hanging((item.name, "bold"), (f"  ({item.cls.source})", "dim")))
                 found.append(_indented(("[mutant] " if item.cls.mutant else "") + item.lesson))
         return found
 
@@ -145,8 +168,8 @@ def exploration_table(explorations: Sequence[ScenarioExploration]) -> _Fitted:
 
     def lines() -> list[RenderableType]:
         return [
-            Text.assemble(
-                _verdict_text(found.verdict.value),
+            _hanging(
+                verdict_text(found.verdict.value),
                 " ",
                 (found.name, "bold"),
                 f"  {found.granularity}"
@@ -201,18 +224,35 @@ def naive_text(bound: int) -> str:
     return f"{rounded // 10}.{rounded % 10}e+{len(digits) - 1:02d}"
 
 
-def outcome_rows_table(found: ScenarioExploration) -> Table:
+def outcome_rows_table(found: ScenarioExploration) -> _Fitted:
     """The graded outcome table of one exploration, with the exact number of schedules per row."""
     title = f"{found.name}" + (f" over {found.variant}" if found.variant else "") + f" ({found.granularity})"
+
+    def lines() -> list[RenderableType]:
+        shown: list[RenderableType] = []
+        for row in found.rows:
+            outcome = ", ".join(f"{k}={v}" for k, v in row.expect.items())
+            shown.append(_hanging(_grade_text(row.grade), f"  {row.schedules} schedules  {outcome}"))
+            if row.reason:
+                shown.append(_indented(row.reason, style="dim"))
+        return shown
+
+    return _Fitted(lambda: _outcome_rows_table(found, title), lines)
+
+
+def _grade_text(grade: str) -> Text:
+    return Text(grade, style={"ACCEPTABLE": "green", "INTERESTING": "yellow"}.get(grade, "red"))
+
+
+def _outcome_rows_table(found: ScenarioExploration, title: str) -> Table:
     table = Table(title=title, expand=False, title_justify="left")
     table.add_column("grade", no_wrap=True)
     table.add_column("schedules", justify="right")
     table.add_column("outcome", overflow="fold")
     table.add_column("why", overflow="fold")
     for row in found.rows:
-        style = {"ACCEPTABLE": "green", "INTERESTING": "yellow"}.get(row.grade, "red")
         outcome = ", ".join(f"{k}={v}" for k, v in row.expect.items())
-        table.add_row(Text(row.grade, style=style), str(row.schedules), outcome, row.reason)
+        table.add_row(_grade_text(row.grade), str(row.schedules), outcome, row.reason)
     return table
 
 
@@ -257,7 +297,7 @@ def kill_matrix_table(matrix: KillMatrix) -> _Fitted:
             for scenario in matrix.scenarios:
                 cell = _kill_cell(matrix, variant, scenario)
                 if cell.plain != "-":
-                    found.append(Padding(Text.assemble(f"{scenario}: ", cell), (0, 0, 0, 4)))
+                    found.append(_indented(Text.assemble(f"{scenario}: ", cell)))
         return found
 
     return _Fitted(lambda: _kill_matrix_table(matrix), lines)
@@ -288,12 +328,26 @@ def _kill_cell(matrix: KillMatrix, variant: str, scenario: str) -> Text:
     return Text(text, style="green" if as_it_should else "red")
 
 
-def replay_table(result: ScenarioResult, actors: Sequence[str]) -> Table:
-    """The interleaving as Lincheck prints one: a column per actor, switches and waits named, state rows."""
-    table = Table(title=f"{result.name}: replay", expand=False, show_lines=False)
-    table.add_column("#", justify="right", style="dim")
-    for actor in actors:
-        table.add_column(actor, overflow="fold")
+def replay_table(result: ScenarioResult, actors: Sequence[str]) -> _Fitted:
+    """The interleaving as Lincheck prints one: a column per actor, switches and waits named, state rows; where
+    that does not fit, one event per line, each named by its step and actor."""
+    rows = _replay_rows(result, actors)
+
+    def lines() -> list[RenderableType]:
+        shown: list[RenderableType] = []
+        for step, actor, cell in rows:
+            if actor is None:
+                shown.append(_indented(cell.plain, style=str(cell.style)))
+            else:
+                shown.append(_Hanging(Text.assemble(f"{step:>4} ", (actor, "bold"), ": ", cell), rest=6))
+        return shown
+
+    return _Fitted(lambda: _replay_grid(result.name, actors, rows), lines)
+
+
+def _replay_rows(result: ScenarioResult, actors: Sequence[str]) -> list[tuple[str, str | None, Text]]:
+    """(step, actor, cell) for every row of the replay: an actor of ``None`` is a state row, a switch has no step."""
+    rows: list[tuple[str, str | None, Text]] = []
     states = dict(result.state_rows)
     previous: TraceEvent | None = None
     for event in result.trace:
@@ -303,19 +357,28 @@ def replay_table(result: ScenarioResult, actors: Sequence[str]) -> Table:
             and previous.actor in actors
             and not (previous.op in {"end", "error", "lock.wait", "hold"} or previous.detail.get("blocked"))
         ):
-            cells: list[Text | str] = ["" for _ in actors]
-            cells[list(actors).index(previous.actor)] = Text("switch (preempted)", style="yellow")
-            table.add_row("", *cells)
+            rows.append(("", previous.actor, Text("switch (preempted)", style="yellow")))
         previous = event
         if event.actor not in actors:
-            table.add_row(str(event.step), Text(event.describe(), style="bold"), *[""] * (len(actors) - 1))
+            rows.append((str(event.step), event.actor, Text(event.describe(), style="bold")))
             continue
-        cells = ["" for _ in actors]
-        cells[list(actors).index(event.actor)] = _replay_cell(event)
-        table.add_row(str(event.step), *cells)
+        rows.append((str(event.step), event.actor, _replay_cell(event)))
         if event.step in states:
             state = ", ".join(f"{k}={v}" for k, v in states[event.step].items())
-            table.add_row("", Text(f"state: {state}", style="cyan"), *[""] * (len(actors) - 1))
+            rows.append(("", None, Text(f"state: {state}", style="cyan")))
+    return rows
+
+
+def _replay_grid(name: str, actors: Sequence[str], rows: list[tuple[str, str | None, Text]]) -> Table:
+    table = Table(title=f"{name}: replay", expand=False, show_lines=False)
+    table.add_column("#", justify="right", style="dim")
+    for actor in actors:
+        table.add_column(actor, overflow="fold")
+    for step, who, cell in rows:
+        cells: list[Text | str] = ["" for _ in actors]
+        column = list(actors).index(who) if who is not None and who in actors else None
+        cells[column or 0] = cell  # a state row, or the lab's own event: the first column
+        table.add_row(step, *cells)
     return table
 
 

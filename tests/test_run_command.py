@@ -177,13 +177,14 @@ class TestMistakesWriteNothing:
 class TestExploreVariant:
     def test_without_scenario_only_the_scenarios_declaring_it_are_explored(self) -> None:
         """No --scenario: the scenarios that declare the variant are kept, the others are left out."""
+        from lab.campaign import Campaign, ExploreSettings
         from lab.scenarios.loader import LoadedScenario, load_all
 
         loaded = [item for item in load_all(run.SCENARIOS) if isinstance(item, LoadedScenario)]
-        args = run._parser().parse_args(["--explore", "--out", "x", "--variant", "CheckOutsideLockSession"])
-        kept = run._to_explore(loaded, args)
+        plan = Campaign(run.SCENARIOS)._plan(run.SCENARIOS, [], ExploreSettings(variant="CheckOutsideLockSession"))
+        kept = plan.to_explore
         assert kept and len(kept) < len(loaded)
-        assert all("CheckOutsideLockSession" in item.cls.variants and not item.cls.schedule for item in kept)
+        assert all("CheckOutsideLockSession" in item.cls.variants and item.cls.pin is None for item in kept)
         assert "race_two_requests" in {item.name for item in kept}
 
     @pytest.mark.timeout(60)
@@ -288,7 +289,7 @@ class TestSaveScenario:
         ) in out
         assert not (tmp_path / "again" / "explore" / "double_commit").exists()
 
-        code, out = _main(["--replay", f"double_commit:{pinned.cls.schedule}"])
+        code, out = _main(["--replay", f"double_commit:{pinned.cls.pin.schedule}"])
         assert code == 0 and "slow=COMMITTED" in out and "fast=COMMITTED" in out, out
 
         before = saved.read_text("utf-8")
