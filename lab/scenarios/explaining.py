@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import lab
 from lab.engine.footprint import Entry, Footprint, conflict, describe_entry, entries_conflict
 from lab.engine.schedule import ReplayPolicy, schedule_string
 from lab.engine.scheduler import DecisionPoint, KeepCurrent, RunResult
@@ -55,7 +54,7 @@ SHOWN_ACCESSES = 4
 WATCHDOG_SECONDS = 2.0
 """The watchdog of each swapped run, as for exploration's runs."""
 
-_ROOT = Path(lab.__file__).resolve().parent.parent
+_ROOT = Path(__file__).resolve().parents[2]  # the checkout: this file is lab/scenarios/explaining.py
 
 
 @dataclass(frozen=True)

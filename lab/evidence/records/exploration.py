@@ -18,15 +18,13 @@ from lab.engine.trace import Json
 from lab.errors import UsageError
 from lab.evidence.records import layout
 from lab.evidence.records.layout import KILL_MATRIX, exploration_path
-from lab.evidence.records.schema import VERDICT_WORDS
+from lab.evidence.records.schema import SUMMARY_KEYS, VERDICT_WORDS
 from lab.scenarios.exploring import ScenarioExploration
 from lab.scenarios.kill_matrix import KillCell, KillMatrix
 from lab.scenarios.runner import GRANULARITIES, ScenarioResult
 
 DEFAULT_KILL_MATRIX_SCHEDULES = 20_000
 """What :func:`lab.scenarios.kill_matrix.build_kill_matrix` allows per cell when no settings say otherwise."""
-SUMMARY_KEYS = ("name", "variant", "default_variant", "granularity", "verdict", "schedules", "pruned", "distinct")
-"""The fields of an exploration record that ``run.json`` repeats, and the auditor compares."""
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _VARIANT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from lab.engine.trace import Json
 from lab.evidence.records.exploration import summary_fails
+from lab.evidence.records.text import NotJsonNumber, refuse_constant
 from lab.scenarios.loader import BrokenScenario
 from lab.scenarios.runner import ScenarioResult, Verdict
 
@@ -35,9 +36,9 @@ def parse_json(data: bytes) -> Json:
     except UnicodeDecodeError as error:
         raise ValueError(f"is not UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start})") from None
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
-    except _NotJson as error:
-        raise ValueError(f"is not valid JSON: {error} is not a JSON number") from None
+        return json.loads(text, parse_constant=refuse_constant)
+    except NotJsonNumber as error:  # before ValueError, which it subclasses
+        raise ValueError(f"is not valid JSON: {error}") from None
     except json.JSONDecodeError as error:  # before ValueError, which it subclasses
         # a string cannot hold a raw newline, so an unterminated one runs into the end of the file
         if error.pos >= len(text.rstrip()) or error.msg.startswith("Unterminated string"):
@@ -47,15 +48,6 @@ def parse_json(data: bytes) -> Json:
         raise ValueError("nests JSON too deeply to be read") from None
     except ValueError as error:  # an integer too long to convert, for one
         raise ValueError(f"is not usable JSON: {str(error).splitlines()[0]}") from None
-
-
-class _NotJson(Exception):
-    """``NaN``, ``Infinity`` or ``-Infinity``: Python's reader accepts them, JSON does not, and a number that is
-    not finite would poison every sum and timeout made from it."""
-
-
-def _refuse_constant(name: str) -> object:
-    raise _NotJson(name)
 
 
 def sha256(data: bytes) -> str:
@@ -68,13 +60,9 @@ def request_lines(requests: Sequence[bytes]) -> bytes:
     return b"".join(body + b"\n" for body in requests)
 
 
-def result_record(result: ScenarioResult, trace: bytes, requests: bytes, *, root: Path | None = None) -> Json:
-    """``result.json`` for one scenario; ``trace`` and ``requests`` are the bytes of its two JSON Lines files.
-
-    Tracebacks in ``errors`` name files relative to ``root``, so the record does not depend on where the
-    checkout lives.
-    """
-    prefix = f"{root}/" if root is not None else ""
+def result_fields(result: ScenarioResult) -> dict[str, Json]:
+    """The fields of a result that are plain values, the same in ``result.json`` and in the report a scenario's
+    worker process sends (:mod:`lab.evidence.write.isolation`): one list, so a new field reaches both."""
     return {
         "name": result.name,
         "lesson": result.lesson,
@@ -83,22 +71,33 @@ def result_record(result: ScenarioResult, trace: bytes, requests: bytes, *, root
         "mutant": result.mutant,
         "verdict": str(result.verdict),
         "run_status": result.run_status,
-        # how the runner was asked to run it, so re-execution can ask the same (read with getattr: older
-        # runners have neither field, and then the defaults are what ran)
-        "variant": str(getattr(result, "variant", "") or ""),
-        "granularity": str(getattr(result, "granularity", "") or "probe"),
-        "actors": list(result.outcomes),
+        # how the runner was asked to run it, so re-execution can ask the same
+        "variant": str(result.variant),
+        "granularity": str(result.granularity),
         "expect": dict(result.expect),
         "outcomes": dict(result.outcomes),
         "state": dict(result.state),
+        "transport_calls": result.transport_calls,
+        "problem": result.problem,
+    }
+
+
+def result_record(result: ScenarioResult, trace: bytes, requests: bytes, *, root: Path | None = None) -> Json:
+    """``result.json`` for one scenario; ``trace`` and ``requests`` are the bytes of its two JSON Lines files.
+
+    Tracebacks in ``errors`` name files relative to ``root``, so the record does not depend on where the
+    checkout lives.
+    """
+    prefix = f"{root}/" if root is not None else ""
+    return {
+        **result_fields(result),
+        "actors": list(result.outcomes),
         "checks": [
             {"name": c.name, "passed": c.passed, "reason": c.reason, "kind": getattr(c, "kind", "")}
             for c in result.checks
         ],
         "blocked": [{"actor": b.actor, "waits_for": b.waits_for} for b in result.blocked],
         "errors": {actor: text.replace(prefix, "") if prefix else text for actor, text in result.errors.items()},
-        "problem": result.problem,
-        "transport_calls": result.transport_calls,
         "requests": len(result.requests),
         "requests_sha256": sha256(requests) if result.requests else None,
         "trace_events": len(result.trace),

@@ -1,14 +1,20 @@
-"""The required fields of each JSON file in an evidence folder, and a checker that names every one that is wrong.
+"""The fields of each JSON record in an evidence folder, and a checker that names every one that is wrong.
 
 Each field is a predicate and the words for what it should be, so one table serves as both the check and the
-message: ``field 'verdict' is 7, not PASS, FAIL or ERROR``.
+message: ``field 'verdict' is 7, not PASS, FAIL or ERROR``. A record has required fields (``*_FIELDS``) and may
+have optional ones (``*_OPTIONAL``: fields that folders written by older code lack, or that only some runs have),
+checked when present. :data:`RECORDS` names every record's pair; ``docs/evidence.md`` documents the same fields in
+its tables, and ``tests/test_evidence_schema.py`` holds the two, and what the writer writes, to each other.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
+
+from lab.evidence.records.text import shorten
 
 Rule = tuple[Callable[[Any], bool], str]
 
@@ -62,7 +68,11 @@ STR_LIST: Rule = (_is_str_list, "a list of strings")
 HEX: Rule = (is_hex, "a SHA-256 hex digest")
 HEX_OR_NULL: Rule = (lambda v: v is None or is_hex(v), "a SHA-256 hex digest or null")
 
+NONE: Mapping[str, Rule] = MappingProxyType({})
+"""No optional fields."""
+
 CHECK_FIELDS: Mapping[str, Rule] = {"name": STR, "passed": BOOL, "reason": STR}
+CHECK_OPTIONAL: Mapping[str, Rule] = {"kind": STR}
 BLOCKED_FIELDS: Mapping[str, Rule] = {"actor": STR, "waits_for": STR}
 BROKEN_FIELDS: Mapping[str, Rule] = {"name": STR, "file": STR, "problem": STR}
 PROBLEM_FIELDS: Mapping[str, Rule] = {"file": STR, "reason": STR}
@@ -93,6 +103,7 @@ RESULT_FIELDS: Mapping[str, Rule] = {
     "trace_sha256": HEX,
     "timing": (lambda v: isinstance(v, dict) and _is_number(v.get("seconds")), "an object with seconds"),
 }
+RESULT_OPTIONAL: Mapping[str, Rule] = {"store": STR}
 
 RUN_FIELDS: Mapping[str, Rule] = {
     "format": STR,
@@ -126,6 +137,11 @@ RUN_FIELDS: Mapping[str, Rule] = {
     ),
 }
 
+RUN_OPTIONAL: Mapping[str, Rule] = {
+    # its fields are checked, with the exploration records, by lab.evidence.verify.explore_checks
+    "exploration": ((lambda v: v is None or isinstance(v, dict)), "null or the exploration summary"),
+}
+
 SOURCES_FIELDS: Mapping[str, Rule] = {
     "normalization": STR,
     "combined_sha256": HEX,
@@ -141,22 +157,33 @@ AUDIT_FIELDS: Mapping[str, Rule] = {
     "rerun": OBJECT,
     "problems": (lambda v: _objects(v, PROBLEM_FIELDS), "a list of {file, reason}"),
 }
+AUDIT_OPTIONAL: Mapping[str, Rule] = {
+    "drift": (lambda v: v is None or isinstance(v, dict), "null or an object"),
+    "files_verified": COUNT,
+    "scenarios": COUNT,
+    "explorations": COUNT,
+    "accepted_drift": STR_LIST,
+    "run_status": (lambda v: v is None or isinstance(v, str), "null or a string"),
+    "signature": STR,
+    "unfinished": BOOL,
+}
 
 
-def field_problems(data: Mapping[str, Any], fields: Mapping[str, Rule]) -> list[str]:
-    """One reason per required field that is missing or of the wrong kind, in the table's order."""
+def field_problems(
+    data: Mapping[str, Any], fields: Mapping[str, Rule], optional: Mapping[str, Rule] = NONE
+) -> list[str]:
+    """One reason per required field that is missing or of the wrong kind, in the table's order, then one per
+    ``optional`` field that is present and of the wrong kind."""
     reasons = []
     for name, (accepts, words) in fields.items():
         if name not in data:
             reasons.append(f"has no field {name!r}")
         elif not accepts(data[name]):
-            reasons.append(f"field {name!r} is {_show(data[name])}, not {words}")
+            reasons.append(f"field {name!r} is {shorten(repr(data[name]), 40)}, not {words}")
+    for name, (accepts, words) in optional.items():
+        if name in data and not accepts(data[name]):
+            reasons.append(f"field {name!r} is {shorten(repr(data[name]), 40)}, not {words}")
     return reasons
-
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 # -- exploration (docs/evidence.md, "Exploration") -----------------------------------------------------------------
@@ -238,17 +265,9 @@ SETTINGS_FIELDS: Mapping[str, Rule] = {
     "preemption_bound": (lambda v: v is None or _is_count(v), "null or a whole number >= 0"),
     "max_schedules": COUNT,
 }
-SUMMARY_ENTRY_FIELDS: Mapping[str, Rule] = {
-    "file": STR,
-    "name": NAME,
-    "variant": STR,
-    "default_variant": BOOL,
-    "granularity": STR,
-    "verdict": (_one_of(*VERDICT_WORDS), "PASS, FAIL or INCOMPLETE"),
-    "schedules": COUNT,
-    "pruned": COUNT,
-    "distinct": COUNT,
-}
+SUMMARY_KEYS = ("name", "variant", "default_variant", "granularity", "verdict", "schedules", "pruned", "distinct")
+"""The fields of an exploration record that ``run.json`` repeats, and the auditor compares."""
+SUMMARY_ENTRY_FIELDS: Mapping[str, Rule] = {"file": STR, **{key: EXPLORATION_FIELDS[key] for key in SUMMARY_KEYS}}
 SUMMARY_FIELDS: Mapping[str, Rule] = {
     "settings": (
         lambda v: v is None or (isinstance(v, dict) and not field_problems(v, SETTINGS_FIELDS)),

@@ -20,6 +20,7 @@ from typing import Any
 from lab.evidence.records.findings import Problem
 from lab.evidence.records.layout import KILL_MATRIX, scenario_source_path
 from lab.evidence.records.safefs import printable
+from lab.evidence.records.text import cell_name, one_line, shown
 
 ALLOWANCE_CAP_SECONDS = 600.0
 """The most time re-exploration adds to the child's timeout, however slow the recorded explorations were."""
@@ -98,7 +99,7 @@ def reexplore(root: Path, request: Mapping[str, Any]) -> dict[str, Any]:
                 max_schedules=item["max_schedules"],
             )
         except Exception as error:  # the archive's own failure, reported as a difference, never raised
-            answers.append({"error": _one_line(error)})
+            answers.append({"error": one_line(error)})
             continue
         answers.append(exploration_record(found, default_variant=bool(item.get("default_variant"))))
     report: dict[str, Any] = {"explorations": answers}
@@ -118,7 +119,7 @@ def reexplore(root: Path, request: Mapping[str, Any]) -> dict[str, Any]:
                 )
                 report["kill_matrix"] = kill_matrix_record(matrix, max_schedules=wanted["max_schedules"])
             except Exception as error:
-                report["kill_matrix"] = {"error": _one_line(error)}
+                report["kill_matrix"] = {"error": one_line(error)}
     return report
 
 
@@ -136,11 +137,6 @@ def _load(root: Path, name: object, loaded: dict[str, Any]) -> Any:
         else:
             loaded[name] = scenario
     return loaded[name]
-
-
-def _one_line(error: BaseException) -> str:
-    lines = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {lines[0] if lines else ''}".rstrip(": ")
 
 
 def compare_exploration(item: ExpectedExploration, got: object) -> list[Problem]:
@@ -164,7 +160,7 @@ def compare_kill_matrix(recorded: Mapping[str, Any], got: object) -> list[Proble
     if "error" in got:
         return [Problem(KILL_MATRIX, f"rebuilding the kill matrix failed: {printable(str(got['error']))}")]
     problems = [
-        Problem(KILL_MATRIX, f"re-execution gave {key} {_short(got.get(key))}; recorded {_short(recorded[key])}")
+        Problem(KILL_MATRIX, f"re-execution gave {key} {shown(got.get(key), 80)}; recorded {shown(recorded[key], 80)}")
         for key in _MATRIX
         if not _same(recorded[key], got.get(key))
     ]
@@ -173,21 +169,22 @@ def compare_kill_matrix(recorded: Mapping[str, Any], got: object) -> list[Proble
         key = _key(cell)
         again = fresh.pop(key, None)
         if again is None:
-            problems.append(Problem(KILL_MATRIX, f"re-execution has no cell {_cell_name(key)}"))
+            problems.append(Problem(KILL_MATRIX, f"re-execution has no cell {cell_name(key)}"))
         elif not all(_same(cell[field], again.get(field)) for field in _CELL):
             problems.append(
                 Problem(
                     KILL_MATRIX,
-                    f"re-execution gave the cell {_cell_name(key)} {_show_cell(again)}; recorded {_show_cell(cell)}",
+                    f"re-execution gave the cell {cell_name(key)} {_show_cell(again)}; recorded {_show_cell(cell)}",
                 )
             )
     for key in fresh:
-        problems.append(Problem(KILL_MATRIX, f"re-execution has a cell {_cell_name(key)} the record lacks"))
+        problems.append(Problem(KILL_MATRIX, f"re-execution has a cell {cell_name(key)} the record lacks"))
     if not _same(recorded["problems"], got.get("problems")):
         problems.append(
             Problem(
                 KILL_MATRIX,
-                f"re-execution gave problems {_short(got.get('problems'))}; recorded {_short(recorded['problems'])}",
+                f"re-execution gave problems {shown(got.get('problems'), 80)}; "
+                f"recorded {shown(recorded['problems'], 80)}",
             )
         )
     return problems
@@ -198,13 +195,13 @@ def _difference(key: str, recorded: Any, fresh: Any) -> str:
         index = next(i for i, (a, b) in enumerate(zip(recorded, fresh, strict=True)) if not _same(a, b))
         old, new = recorded[index], fresh[index]
         label = (
-            f"row {index + 1} ({printable(str(old['grade']))}: {_short(old['reason'])})"
+            f"row {index + 1} ({printable(str(old['grade']))}: {shown(old['reason'], 80)})"
             if key == "rows"
             else f"outcome {index + 1}"
         )
         if isinstance(new, dict) and _same({**old, "schedules": 0}, {**new, "schedules": 0}):
-            return f"{label} in {_short(new.get('schedules'))} schedules; recorded {old['schedules']}"
-        return f"{label} as {_short(new)}; recorded {_short(old)}"
+            return f"{label} in {shown(new.get('schedules'), 80)} schedules; recorded {old['schedules']}"
+        return f"{label} as {shown(new, 80)}; recorded {shown(old, 80)}"
     if key in {"rows", "outcomes"}:
         return f"{len(fresh) if isinstance(fresh, list) else 'no'} {key}; recorded {len(recorded)}"
     if key == "counterexample":
@@ -213,12 +210,12 @@ def _difference(key: str, recorded: Any, fresh: Any) -> str:
             explained = _explanation_difference(recorded, fresh)
             if explained:
                 return explained
-            return f"counterexample {_short(fresh)}; recorded {_short(recorded)}"
+            return f"counterexample {shown(fresh, 80)}; recorded {shown(recorded, 80)}"
         return (
-            f"counterexample {'schedule ' + _short(new) if new is not None else 'none'}; recorded "
-            f"{'schedule ' + _short(old) if old is not None else 'none'}"
+            f"counterexample {'schedule ' + shown(new, 80) if new is not None else 'none'}; recorded "
+            f"{'schedule ' + shown(old, 80) if old is not None else 'none'}"
         )
-    return f"{key} {_short(fresh)}; recorded {_short(recorded)}"
+    return f"{key} {shown(fresh, 80)}; recorded {shown(recorded, 80)}"
 
 
 def _explanation_difference(recorded: Mapping[str, Any], fresh: Mapping[str, Any]) -> str:
@@ -228,14 +225,19 @@ def _explanation_difference(recorded: Mapping[str, Any], fresh: Mapping[str, Any
         return ""
     old, new = recorded.get("explanation"), fresh.get("explanation")
     if not (isinstance(old, dict) and isinstance(new, dict)):
-        return f"counterexample explanation {_short(new)}; recorded {_short(old)}"
+        return f"counterexample explanation {shown(new, 80)}; recorded {shown(old, 80)}"
     old_text, new_text = old.get("text"), new.get("text")
     if isinstance(old_text, list) and isinstance(new_text, list) and not _same(old_text, new_text):
         pairs = zip([*old_text, *[""] * len(new_text)], [*new_text, *[""] * len(old_text)], strict=False)
         was, now = next((a, b) for a, b in pairs if a != b)
-        return f"counterexample explanation saying {_short(now or '(nothing)')}; recorded {_short(was or '(nothing)')}"
+        return (
+            f"counterexample explanation saying {shown(now or '(nothing)', 80)}; "
+            f"recorded {shown(was or '(nothing)', 80)}"
+        )
     key = next((key for key in sorted({*old, *new}) if not _same(old.get(key), new.get(key))), "")
-    return f"counterexample explanation {key} {_short(new.get(key))}; recorded {_short(old.get(key))}" if key else ""
+    return (
+        f"counterexample explanation {key} {shown(new.get(key), 80)}; recorded {shown(old.get(key), 80)}" if key else ""
+    )
 
 
 def _same(one: Any, two: Any) -> bool:
@@ -247,19 +249,6 @@ def _key(cell: Mapping[str, Any]) -> tuple[str, str, str]:
     return str(cell.get("variant")), str(cell.get("scenario")), str(cell.get("granularity"))
 
 
-def _cell_name(key: tuple[str, str, str]) -> str:
-    return f"{printable(key[0])} x {printable(key[1])} ({printable(key[2])})"
-
-
 def _show_cell(cell: Mapping[str, Any]) -> str:
-    schedule = f", schedule {_short(cell.get('schedule'))}" if cell.get("schedule") else ""
-    return f"{printable(str(cell.get('status')))} in {_short(cell.get('schedules'))} schedules{schedule}"
-
-
-def _short(value: object) -> str:
-    try:
-        text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
-    text = printable(text)
-    return text if len(text) <= 80 else text[:77] + "..."
+    schedule = f", schedule {shown(cell.get('schedule'), 80)}" if cell.get("schedule") else ""
+    return f"{printable(str(cell.get('status')))} in {shown(cell.get('schedules'), 80)} schedules{schedule}"

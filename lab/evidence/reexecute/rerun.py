@@ -39,6 +39,7 @@ from lab.evidence.records.layout import (
 )
 from lab.evidence.records.records import request_lines, sha256
 from lab.evidence.records.schema import is_name
+from lab.evidence.records.text import first_difference, refuse_constant, shown
 from lab.evidence.reexecute.child import Code, run_child
 from lab.evidence.reexecute.reexplore import (
     ExpectedExploration,
@@ -161,7 +162,7 @@ def _what(
 
 def _read_report(output: bytes, code: Code) -> tuple[dict[str, Any] | None, list[Problem]]:
     try:
-        report = json.loads(output.decode("utf-8"), parse_constant=_no_constant)
+        report = json.loads(output.decode("utf-8"), parse_constant=refuse_constant)
     except (ValueError, RecursionError):  # not UTF-8, not JSON
         return None, [Problem(SOURCES, "re-execution did not print its JSON report")]
     if (
@@ -174,10 +175,6 @@ def _read_report(output: bytes, code: Code) -> tuple[dict[str, Any] | None, list
     if not isinstance(origin, str) or not Path(origin).resolve().is_relative_to(code.root.resolve()):
         return None, [Problem(source_path("lab"), f"re-execution imported lab from {origin!r}, not from {code.label}")]
     return report, []
-
-
-def _no_constant(name: str) -> object:
-    raise ValueError(name)
 
 
 def _compare(item: Expected, got: object) -> list[Problem]:
@@ -202,7 +199,8 @@ def _compare(item: Expected, got: object) -> list[Problem]:
         if got.get(key) != recorded:
             problems.append(
                 Problem(
-                    result_path(item.name), f"re-execution gave {key} {_show(got.get(key))}; recorded {_show(recorded)}"
+                    result_path(item.name),
+                    f"re-execution gave {key} {shown(got.get(key), 100)}; recorded {shown(recorded, 100)}",
                 )
             )
     return problems
@@ -231,15 +229,11 @@ def _first_difference(archived: bytes | None, fresh: object) -> str:
     if archived is None or not isinstance(fresh, str):
         return ""
     old, new = archived.decode("utf-8", "replace").splitlines(), fresh.splitlines()
-    for number, (a, b) in enumerate(zip(old, new, strict=False), start=1):
-        if a != b:
-            return f": first difference at line {number}: recorded {_show(a)}, re-run {_show(b)}"
-    return f": recorded {len(old)} events, re-run {len(new)}"
-
-
-def _show(value: object) -> str:
-    text = ", ".join(f"{k}: {v}" for k, v in value.items()) if isinstance(value, dict) else str(value)
-    return text if len(text) <= 100 else text[:97] + "..."
+    found = first_difference(old, new)
+    if found is None:
+        return f": recorded {len(old)} events, re-run {len(new)}"
+    number, a, b = found
+    return f": first difference at line {number}: recorded {shown(a, 100)}, re-run {shown(b, 100)}"
 
 
 def main() -> int:

@@ -34,6 +34,7 @@ from lab.evidence.records.loading import read_file as _read
 from lab.evidence.records.records import FORMAT, sha256
 from lab.evidence.records.safefs import FolderReader, printable
 from lab.evidence.records.schema import AUDIT_FIELDS, RESULT_FIELDS, RUN_FIELDS, STARTED_FIELDS
+from lab.evidence.records.text import shown
 from lab.evidence.verify.explore_checks import ExplorationEvidence, check_exploration, is_exploration_file
 from lab.evidence.verify.traces import check_against_trace, parse_trace
 
@@ -195,7 +196,7 @@ def _check_run(
     verdicts = [r["verdict"] for r in results if r is not None]
     counted = {word: verdicts.count(word) for word in ("PASS", "FAIL", "ERROR")}
     if run["verdicts"] != counted:
-        problems.append(Problem(RUN, f"verdicts {_short(run['verdicts'])} differ from the results' {counted}"))
+        problems.append(Problem(RUN, f"verdicts {shown(run['verdicts'])} differ from the results' {counted}"))
     calls = sum(r["transport_calls"] for r in results if r is not None)
     if run["transport_calls"] != calls:
         problems.append(Problem(RUN, f"transport_calls is {run['transport_calls']}, but the results add up to {calls}"))
@@ -237,8 +238,3 @@ def _check_audit(reader: FolderReader, listing: Mapping[str, str], problems: lis
                 f"the self-audit made when this folder was written found {len(found)} problems{printable(first)}",
             )
         )
-
-
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from lab.evidence.records.exploration import (
-    SUMMARY_KEYS,
     matrix_from_record,
     parse_exploration_path,
     summary_fails,
@@ -28,9 +27,11 @@ from lab.evidence.records.schema import (
     EXPLORATION_FIELDS,
     KILL_MATRIX_FIELDS,
     SUMMARY_FIELDS,
+    SUMMARY_KEYS,
     VERDICT_WORDS,
     field_problems,
 )
+from lab.evidence.records.text import cell_name, shown
 from lab.scenarios.explaining import Explanation
 
 _STATUS = {"FAIL": "killed", "PASS": "survived", "INCOMPLETE": "incomplete"}
@@ -233,11 +234,11 @@ def _check_kill_matrix(
     for cell in kill["cells"]:
         key = (cell["variant"], cell["scenario"], cell["granularity"])
         if cell["variant"] not in kill["variants"] or cell["scenario"] not in kill["scenarios"]:
-            say(f"has a cell for {_cell_name(key)}, whose variant or scenario it does not list")
+            say(f"has a cell for {cell_name(key)}, whose variant or scenario it does not list")
         if cell["granularity"] not in kill["granularities"]:
-            say(f"has a cell for {_cell_name(key)}, at a granularity it does not list")
+            say(f"has a cell for {cell_name(key)}, at a granularity it does not list")
         if key in seen:
-            say(f"has two cells for {_cell_name(key)}")
+            say(f"has two cells for {cell_name(key)}")
         seen[key] = cell
     if not isinstance(kill.get("partial", False), bool):
         say(f"field 'partial' is {printable(str(kill['partial']))}, not true or false")
@@ -265,7 +266,7 @@ def _check_kill_matrix(
         theirs = (cell["status"], cell["schedules"], cell["schedule"])
         if mine != theirs:
             say(
-                f"the cell {_cell_name((record['variant'], record['name'], record['granularity']))} says "
+                f"the cell {cell_name((record['variant'], record['name'], record['granularity']))} says "
                 f"{_show_cell(theirs)}, but {rel} says {_show_cell(mine)}"
             )
 
@@ -303,7 +304,7 @@ def _check_summary(
                 Problem(
                     RUN,
                     f"exploration {printable(entry['file'])}: {key} is "
-                    f"{_short(entry[key])}, but the file says {_short(record[key])}",
+                    f"{shown(entry[key])}, but the file says {shown(record[key])}",
                 )
             )
     verdicts = [entry["verdict"] for entry in entries]
@@ -312,7 +313,7 @@ def _check_summary(
         problems.append(
             Problem(
                 RUN,
-                f"exploration verdicts {_short(summary['verdicts'])} differ from its explorations' {counted}",
+                f"exploration verdicts {shown(summary['verdicts'])} differ from its explorations' {counted}",
             )
         )
     recorded = summary["kill_matrix"]
@@ -334,15 +335,6 @@ def _check_summary(
             )
 
 
-def _cell_name(key: tuple[str, str, str]) -> str:
-    return f"{printable(key[0])} x {printable(key[1])} ({printable(key[2])})"
-
-
 def _show_cell(cell: tuple[str, int, str]) -> str:
-    schedule = f", {_short(cell[2])}" if cell[2] else ""
+    schedule = f", {shown(cell[2])}" if cell[2] else ""
     return f"{cell[0]} in {cell[1]} schedules{schedule}"
-
-
-def _short(value: object) -> str:
-    text = printable(value if isinstance(value, str) else repr(value))
-    return text if len(text) <= 60 else text[:57] + "..."

@@ -16,6 +16,7 @@ from lab.engine.trace import TraceEvent, encode_trace
 from lab.evidence.records.findings import Problem
 from lab.evidence.records.layout import result_path, trace_path
 from lab.evidence.records.safefs import printable
+from lab.evidence.records.text import refuse_constant
 
 _UNFINISHED = {"DEADLOCK": "BLOCKED", "HUNG": "HUNG"}
 
@@ -52,13 +53,9 @@ def parse_trace(data: bytes, rel: str, problems: list[Problem]) -> list[TraceEve
     return events
 
 
-def _no_constant(name: str) -> object:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def _event_problem(line: str, index: int) -> str:
     try:
-        item = json.loads(line, parse_constant=_no_constant)
+        item = json.loads(line, parse_constant=refuse_constant)
     except json.JSONDecodeError as error:
         return f"is not JSON ({error.msg})"
     except (ValueError, RecursionError):  # an integer too long to convert; nesting too deep

@@ -38,6 +38,8 @@ from typing import Any
 from lab.engine import scheduler as _scheduler_module
 from lab.engine.scheduler import BlockedActor
 from lab.engine.trace import TraceEvent, encode_trace
+from lab.evidence.records.records import result_fields
+from lab.evidence.records.text import refuse_constant
 from lab.scenarios.loader import BrokenScenario, load
 from lab.scenarios.runner import Check, ScenarioResult, Verdict, run_scenario
 
@@ -207,7 +209,7 @@ class _Worker:
         if reason:
             return _errored(self.job.path, reason)
         try:
-            return _decode(self.job.path, json.loads(bytes(self.report), parse_constant=_refuse))
+            return _decode(self.job.path, json.loads(bytes(self.report), parse_constant=refuse_constant))
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return _errored(self.job.path, "its worker reported a result that cannot be read")
 
@@ -279,32 +281,15 @@ def _exit_reason(status: int) -> str:
     return f"its worker ended (exit code {os.waitstatus_to_exitcode(status)}) before it reported a result"
 
 
-def _refuse(name: str) -> object:
-    raise ValueError(name)
-
-
 def _encode(result: ScenarioResult) -> dict[str, Any]:
     return {
-        "name": result.name,
-        "lesson": result.lesson,
-        "description": result.description,
-        "source": result.source,
-        "mutant": result.mutant,
-        "verdict": str(result.verdict),
-        "run_status": result.run_status,
-        "expect": dict(result.expect),
-        "outcomes": dict(result.outcomes),
-        "state": dict(result.state),
+        **result_fields(result),
         "checks": [[c.name, c.passed, c.reason, c.kind] for c in result.checks],
         "trace": encode_trace(result.trace).decode("utf-8"),
         "requests": [base64.b64encode(body).decode("ascii") for body in result.requests],
-        "transport_calls": result.transport_calls,
         "blocked": [[b.actor, b.waits_for] for b in result.blocked],
         "errors": dict(result.errors),
-        "problem": result.problem,
         "seconds": result.seconds,
-        "variant": result.variant,
-        "granularity": result.granularity,
     }
 
 
@@ -314,7 +299,7 @@ def _decode(path: Path, report: Any) -> ScenarioResult | BrokenScenario:
     data = report["result"]
     if data["name"] != path.stem:
         raise ValueError("another scenario's name")
-    events = [json.loads(line, parse_constant=_refuse) for line in _text(data["trace"]).splitlines()]
+    events = [json.loads(line, parse_constant=refuse_constant) for line in _text(data["trace"]).splitlines()]
     trace = tuple(TraceEvent(e["step"], e["actor"], e["op"], e["obj"], e["detail"]) for e in events)
     if encode_trace(trace).decode("utf-8") != data["trace"]:
         raise ValueError("a trace the lab would not write")
