@@ -65,8 +65,19 @@ def printable(text: str) -> str:
 class FolderReader:
     """Opens files by relative path inside one folder, and lists the folder, never following a link.
 
-    >>> with FolderReader(Path(".")) as reader:  # doctest: +SKIP
-    ...     reader.read("run.json", 16 * MIB)
+    >>> import tempfile
+    >>> scratch = tempfile.TemporaryDirectory()
+    >>> folder = Path(scratch.name)
+    >>> _ = (folder / "run.json").write_text("{}")
+    >>> (folder / "link").symlink_to("run.json")
+    >>> with FolderReader(folder) as reader:
+    ...     reader.read("run.json", 16 * MIB), reader.listing()
+    (b'{}', {'link': 'symlink', 'run.json': 'file'})
+    >>> with FolderReader(folder) as reader:
+    ...     reader.read("link", 16 * MIB)
+    Traceback (most recent call last):
+    lab.evidence.records.safefs.Unreadable: ...
+    >>> scratch.cleanup()
     """
 
     def __init__(self, root: Path) -> None:

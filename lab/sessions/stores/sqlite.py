@@ -49,12 +49,16 @@ class SqliteStore:
 
     >>> import tempfile, os
     >>> from lab.sessions.versioned import VersionedSession
-    >>> path = os.path.join(tempfile.mkdtemp(), "chat.db")
-    >>> session = VersionedSession("s1", store=SqliteStore(path))
+    >>> scratch = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(scratch.name, "chat.db")
+    >>> store = SqliteStore(path)
+    >>> session = VersionedSession("s1", store=store)
     >>> session.commit(session.begin("r1", "q"), "a", "stop")
     <CommitStatus.COMMITTED: 'COMMITTED'>
-    >>> VersionedSession("s1", store=SqliteStore(path)).version   # another process, later: the row is still there
+    >>> later = SqliteStore(path)   # another process, later: the row is still there
+    >>> VersionedSession("s1", store=later).version
     1
+    >>> store.close(); later.close(); scratch.cleanup()
     """
 
     def __init__(
