@@ -28,6 +28,30 @@ class RunStatus(StrEnum):
     """The policy refused to go on (a replayed schedule no longer matches the code)."""
 
 
+class ActorEnd(StrEnum):
+    """The outcome the lab gives an actor that returned none of its own (what an actor returns is its outcome)."""
+
+    ERROR = "ERROR"
+    """The actor raised."""
+    BLOCKED = "BLOCKED"
+    """The actor was still waiting when the run deadlocked."""
+    HUNG = "HUNG"
+    """The actor had not ended when the watchdog stopped a hung run."""
+    UNFINISHED = "UNFINISHED"
+    """The actor never ended for another reason (the run diverged from a replayed schedule before its turn)."""
+
+    @classmethod
+    def unfinished(cls, status: str) -> ActorEnd:
+        """What an actor that never ended is called in a run that ended with ``status`` (a RunStatus, or the text
+        of one read from a record, which may be anything).
+
+        >>> ActorEnd.unfinished(RunStatus.DEADLOCK), ActorEnd.unfinished("DIVERGED"), ActorEnd.unfinished("?")
+        (<ActorEnd.BLOCKED: 'BLOCKED'>, <ActorEnd.UNFINISHED: 'UNFINISHED'>, <ActorEnd.UNFINISHED: 'UNFINISHED'>)
+        """
+        unfinished: dict[str, ActorEnd] = {RunStatus.DEADLOCK: cls.BLOCKED, RunStatus.HUNG: cls.HUNG}
+        return unfinished.get(status, cls.UNFINISHED)
+
+
 class Waiting(Protocol):
     """What a blocked actor waits for: a latch to open, a lock to be free, a barrier to trip."""
 

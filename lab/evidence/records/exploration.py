@@ -19,7 +19,7 @@ from lab.errors import UsageError
 from lab.evidence.records import layout
 from lab.evidence.records.layout import KILL_MATRIX, exploration_path
 from lab.evidence.records.schema import SUMMARY_KEYS, VERDICT_WORDS
-from lab.scenarios.exploring import ScenarioExploration
+from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration
 from lab.scenarios.kill_matrix import KillCell, KillMatrix
 from lab.scenarios.runner import GRANULARITIES, ScenarioResult
 
@@ -143,7 +143,7 @@ def summary_fails(summary: Mapping[str, Any]) -> bool:
     INCOMPLETE), or a kill matrix with problems. Explorations of other variants (mutants) may fail: that is their
     lesson, and the kill matrix is where their verdicts count."""
     kill = summary.get("kill_matrix")
-    return any(e["default_variant"] and e["verdict"] != "PASS" for e in summary["explorations"]) or (
+    return any(e["default_variant"] and e["verdict"] != ExploreVerdict.PASS for e in summary["explorations"]) or (
         isinstance(kill, dict) and not kill["ok"]
     )
 

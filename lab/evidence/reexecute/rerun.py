@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lab.engine.run import RunStatus
 from lab.evidence.records.findings import Problem, Rerun, RerunStatus
 from lab.evidence.records.layout import (
     SOURCES,
@@ -81,7 +82,7 @@ def default_timeout(
 ) -> float:
     """A bound for the whole child: generous for ordinary runs, plus each recorded hang's watchdog and grace, plus
     a bounded allowance for re-exploration (:func:`lab.evidence.reexecute.reexplore.allowance`)."""
-    hangs = sum((e.watchdog_seconds or 0.0) + 5.0 for e in expected if e.run_status == "HUNG")
+    hangs = sum((e.watchdog_seconds or 0.0) + 5.0 for e in expected if e.run_status == RunStatus.HUNG)
     explored = allowance(explorations, kill_matrix) if explorations or kill_matrix is not None else 0.0
     return BASE_TIMEOUT_SECONDS + hangs + explored
 

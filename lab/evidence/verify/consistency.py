@@ -37,6 +37,7 @@ from lab.evidence.records.schema import AUDIT_FIELDS, RESULT_FIELDS, RUN_FIELDS,
 from lab.evidence.records.text import shown
 from lab.evidence.verify.explore_checks import ExplorationEvidence, check_exploration, is_exploration_file
 from lab.evidence.verify.traces import check_against_trace, parse_trace
+from lab.scenarios.runner import Verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,9 +155,9 @@ def _check_requests(
 def _check_verdict(rel: str, result: Mapping[str, Any], problems: list[Problem]) -> None:
     failed = sum(not check["passed"] for check in result["checks"])
     verdict = result["verdict"]
-    if verdict == "PASS" and (failed or not result["checks"]):
+    if verdict == Verdict.PASS and (failed or not result["checks"]):
         problems.append(Problem(rel, f"verdict is PASS, but {failed} of {len(result['checks'])} checks failed"))
-    elif verdict != "PASS" and not failed:
+    elif verdict != Verdict.PASS and not failed:
         problems.append(Problem(rel, f"verdict is {verdict}, but every check passed"))
 
 
@@ -194,7 +195,7 @@ def _check_run(
             )
         )
     verdicts = [r["verdict"] for r in results if r is not None]
-    counted = {word: verdicts.count(word) for word in ("PASS", "FAIL", "ERROR")}
+    counted = {str(word): verdicts.count(word) for word in Verdict}
     if run["verdicts"] != counted:
         problems.append(Problem(RUN, f"verdicts {shown(run['verdicts'])} differ from the results' {counted}"))
     calls = sum(r["transport_calls"] for r in results if r is not None)
@@ -202,7 +203,8 @@ def _check_run(
         problems.append(Problem(RUN, f"transport_calls is {run['transport_calls']}, but the results add up to {calls}"))
     if explore_fails is None and run.get("exploration") is not None:
         return  # the exploration summary is unusable (reported): the status cannot be recomputed
-    status = "PASS" if not run["broken"] and counted["PASS"] == len(verdicts) and not explore_fails else "FAIL"
+    passed = not run["broken"] and counted[Verdict.PASS] == len(verdicts) and not explore_fails
+    status = Verdict.PASS if passed else Verdict.FAIL  # the run's status uses the verdict words PASS and FAIL
     if run["status"] != status:
         what = "results, broken files and exploration" if explore_fails is not None else "results and broken files"
         problems.append(Problem(RUN, f"status is {run['status']}, but the {what} make it {status}"))

@@ -33,8 +33,13 @@ from lab.evidence.records.schema import (
 )
 from lab.evidence.records.text import cell_name, shown
 from lab.scenarios.explaining import Explanation
+from lab.scenarios.exploring import ExploreVerdict
 
-_STATUS = {"FAIL": "killed", "PASS": "survived", "INCOMPLETE": "incomplete"}
+_STATUS: dict[str, str] = {
+    ExploreVerdict.FAIL: "killed",
+    ExploreVerdict.PASS: "survived",
+    ExploreVerdict.INCOMPLETE: "incomplete",
+}
 _ALLOWED = ("ACCEPTABLE", "INTERESTING")
 
 
@@ -164,11 +169,11 @@ def _check_verdict(record: Mapping[str, Any], say: Callable[[str], None]) -> Non
         outcome["broken"] for outcome in record["outcomes"]
     )
     complete = not (record["bounded"] or record["budget_hit"])
-    verdict = "FAIL" if failing else "PASS" if complete else "INCOMPLETE"
+    verdict = ExploreVerdict.FAIL if failing else ExploreVerdict.PASS if complete else ExploreVerdict.INCOMPLETE
     if record["verdict"] != verdict:
         say(f"verdict is {record['verdict']}, but its rows, outcomes and bounds make it {verdict}")
     example = record["counterexample"]
-    if (example is not None) != (record["verdict"] == "FAIL"):
+    if (example is not None) != (record["verdict"] == ExploreVerdict.FAIL):
         say(f"verdict is {record['verdict']}, but it {'has a' if example is not None else 'has no'} counterexample")
     if example is not None and f"{record['name']}:{example['schedule']}" not in record["replay_command"]:
         say("replay_command does not replay its counterexample")

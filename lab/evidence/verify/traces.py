@@ -12,13 +12,13 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lab.engine.run import ActorEnd, RunStatus
 from lab.engine.trace import TraceEvent, encode_trace
 from lab.evidence.records.findings import Problem
 from lab.evidence.records.layout import result_path, trace_path
 from lab.evidence.records.safefs import printable
 from lab.evidence.records.text import refuse_constant
-
-_UNFINISHED = {"DEADLOCK": "BLOCKED", "HUNG": "HUNG"}
+from lab.scenarios.runner import Verdict
 
 
 def parse_trace(data: bytes, rel: str, problems: list[Problem]) -> list[TraceEvent] | None:
@@ -83,9 +83,9 @@ def check_against_trace(
     outcomes: Mapping[str, str] = result["outcomes"]
     if sorted(result["actors"]) != sorted(outcomes):
         problems.append(Problem(rel, "actors and outcomes name different actors"))
-    unfinished = _UNFINISHED.get(status, "UNFINISHED")
+    unfinished = ActorEnd.unfinished(status)
     for actor, outcome in outcomes.items():
-        from_trace = ends.get(actor, "ERROR" if actor in raised else unfinished)
+        from_trace = ends.get(actor, ActorEnd.ERROR if actor in raised else unfinished)
         if outcome != from_trace:
             problems.append(
                 Problem(
@@ -97,7 +97,7 @@ def check_against_trace(
     for actor in sorted((ends.keys() | raised) - outcomes.keys()):
         problems.append(Problem(trace_rel, f"ends actor {printable(actor)!r}, which result.json does not list"))
     _check_final(name, result, events, problems)
-    for op, word in (("deadlock", "DEADLOCK"), ("hang", "HUNG")):
+    for op, word in (("deadlock", RunStatus.DEADLOCK), ("hang", RunStatus.HUNG)):
         marked = [e for e in events if e.op == op]
         if bool(marked) != (status == word):
             problems.append(
@@ -119,7 +119,7 @@ def _check_final(name: str, result: Mapping[str, Any], events: Sequence[TraceEve
             problems.append(Problem(trace_path(name), "the 'final' event must be the last one, once, by lab"))
         elif dict(events[-1].detail) != result["state"]:
             problems.append(Problem(result_path(name), "state differs from the trace's final event"))
-    elif result["verdict"] != "ERROR":
+    elif result["verdict"] != Verdict.ERROR:
         problems.append(Problem(trace_path(name), "has no final event, though the scenario ran to a verdict"))
     elif result["state"]:
         problems.append(Problem(result_path(name), "has a state, but the trace has no final event"))
