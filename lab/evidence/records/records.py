@@ -147,7 +147,7 @@ def run_record(
         "broken": [{"name": b.name, "file": b.path.name, "problem": b.problem} for b in broken],
         "transport_calls": sum(result.transport_calls for result in results),
         "network_requests": 0,
-        "status": "PASS" if passed else "FAIL",
+        "status": Verdict.PASS if passed else Verdict.FAIL,  # the run's status uses two of the verdict words
         "git": dict(git) if git is not None else None,
     }
     if exploration is not None:
