@@ -32,9 +32,10 @@ sys.path.insert(0, str(ROOT))
 
 from bench.floor import event_ping_pong
 from lab.engine.explorer import Exploration
-from lab.scenarios.base import Grade
+from lab.scenarios.base import actor
 from lab.scenarios.exploring import explore_scenario
 from lab.scenarios.loader import LoadedScenario, load
+from lab.scenarios.outcomes import Grade
 
 PROBLEMS = (
     (ROOT / "scenarios" / "race_two_requests.py", ("VersionedSession", "CheckOutsideLockSession")),
@@ -44,7 +45,7 @@ PROBLEMS = (
 
 def _first_failure(loaded: LoadedScenario) -> tuple[list[int], object]:
     """A progress callback that notes after how many schedules a failing outcome first appeared."""
-    table = loaded.cls.outcome_table()
+    table = tuple(loaded.cls.outcomes)
     seen: set[str] = set()
     first: list[int] = []
 
@@ -111,9 +112,8 @@ def main() -> None:
 def _with_actors(loaded: LoadedScenario, actors: tuple[str, ...]) -> LoadedScenario:
     """The same scenario with more of its actor methods running (the subclass stays in the model's module, so the
     model file is still the code under test)."""
-    cls = type(
-        f"{loaded.cls.__name__}{len(actors)}", (loaded.cls,), {"actors": actors, "__module__": loaded.cls.__module__}
-    )
+    more = {name: actor(getattr(loaded.cls, name)) for name in actors if name not in loaded.cls.actors}
+    cls = type(f"{loaded.cls.__name__}{len(actors)}", (loaded.cls,), {**more, "__module__": loaded.cls.__module__})
     return LoadedScenario(f"{loaded.name}_{len(actors)}", loaded.path, cls, loaded.description)
 
 

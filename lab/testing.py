@@ -37,10 +37,11 @@ from rich.console import Console
 from lab.engine.explorer import DEFAULT_MAX_SCHEDULES
 from lab.engine.instrument import instrumented_function
 from lab.render import replay_table
-from lab.scenarios.base import Lab, Scenario, acceptable
+from lab.scenarios.base import Lab, Scenario, actor
 from lab.scenarios.explaining import Explanation
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario, replay_scenario
 from lab.scenarios.loader import LoadedScenario
+from lab.scenarios.outcomes import acceptable
 
 Check = Callable[[Any], Mapping[str, bool] | Iterable[tuple[str, bool]]]
 
@@ -148,14 +149,13 @@ def _scenario_class(
         "__module__": home,
         "__doc__": f"{name}: actors {', '.join(actors)} explored from a test.",
         "source": "a test, through lab.testing.explore_code",
-        "actors": tuple(actors),
         "outcomes": (acceptable("any outcome; the checks decide"),),
         "line_modules": tuple(under_test),
         "setup": _setup,
         "invariants": _invariants,
     }
-    for actor, body in actors.items():
-        namespace[actor] = _actor(body)
+    for who, body in actors.items():  # actor 0 is the first named
+        namespace[who] = actor(_actor(body))
     return type(name, (Scenario,), namespace)
 
 

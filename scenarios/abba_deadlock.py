@@ -11,7 +11,7 @@ cure is one lock order for everyone (take the locks sorted by session name), not
 
 import threading
 
-from lab import Scenario
+from lab import Scenario, actor, only
 
 
 class History:
@@ -33,23 +33,28 @@ def copy_into(source: History, target: History, both_hold_one: threading.Barrier
 
 class AbbaDeadlock(Scenario):
     source = "docs/writing-scenarios.md, Standard primitives (the lab's own lesson on lock order)"
-    actors = ("s1_into_s2", "s2_into_s1")
-    expect_run = "DEADLOCK"
-    expect = {"s1_into_s2": "BLOCKED", "s2_into_s1": "BLOCKED"}
-    expect_blocked = {
-        "s1_into_s2": "lock 'Lock#2' held by s2_into_s1",
-        "s2_into_s1": "lock 'Lock#1' held by s1_into_s2",
-    }
-    expect_state = {"s1": ["q1", "a1"], "s2": ["q2", "a2"]}
+    outcomes = only(
+        run="DEADLOCK",
+        s1_into_s2="BLOCKED",
+        s2_into_s1="BLOCKED",
+        s1=["q1", "a1"],
+        s2=["q2", "a2"],
+        blocked_on={
+            "s1_into_s2": "lock 'Lock#2' held by s2_into_s1",
+            "s2_into_s1": "lock 'Lock#1' held by s1_into_s2",
+        },
+    )
 
     def setup(self) -> None:
         self.s1 = History("s1", ["q1", "a1"])
         self.s2 = History("s2", ["q2", "a2"])
         self.both_hold_one = threading.Barrier(2)
 
+    @actor
     def s1_into_s2(self) -> None:
         copy_into(self.s1, self.s2, self.both_hold_one)
 
+    @actor
     def s2_into_s1(self) -> None:
         copy_into(self.s2, self.s1, self.both_hold_one)
 

@@ -10,15 +10,22 @@ STALE, version 1. Over the mutant InProcessLockSession (check, then write withou
 finds the schedule where both are COMMITTED and one answer is lost.
 """
 
-from lab import CommitStatus, Reply, Scenario, acceptable, forbidden, is_whole_pairs
-from lab.mutants import DURABLE_VARIANTS
-from lab.sessions.stores import scratch_database
-from lab.sessions.stores.sqlite import SqliteStore
+from lab import (
+    DURABLE_VARIANTS,
+    CommitStatus,
+    Reply,
+    Scenario,
+    SqliteStore,
+    acceptable,
+    actor,
+    forbidden,
+    is_whole_pairs,
+    scratch_database,
+)
 
 
 class CasCommitTwoWorkers(Scenario):
     source = "article 003, sections 1-2, with the version check moved into the database"
-    actors = ("worker_a", "worker_b")
     variants = DURABLE_VARIANTS
     outcomes = (
         acceptable(
@@ -45,12 +52,7 @@ class CasCommitTwoWorkers(Scenario):
     def setup(self) -> None:
         path = scratch_database("cas")
         self.sessions = {
-            who: self.variant(
-                "s1",
-                store=SqliteStore(path, name="chat.db"),
-                lock=self.lab.lock(f"{who}.lock"),
-                probe=self.lab.probe(who),
-            )
+            who: self.lab.wire(self.variant, "s1", store=SqliteStore(path, name="chat.db"), name=who)
             for who in self.actors  # two processes: a connection and a lock each
         }
         self.models = {who: self.lab.transport(f"{who}.model", [Reply(f"{who} answer")]) for who in self.actors}
@@ -65,9 +67,11 @@ class CasCommitTwoWorkers(Scenario):
         self.statuses[who] = status = session.commit(ticket, reply.content, reply.finish_reason)
         return status
 
+    @actor
     def worker_a(self) -> CommitStatus:
         return self._request("worker_a")
 
+    @actor
     def worker_b(self) -> CommitStatus:
         return self._request("worker_b")
 

@@ -5,25 +5,25 @@ session remembers a receipt (request id -> question and answer) for every commit
 it compares versions: the retry gets a precise DUPLICATE instead of a vague STALE, and the version grows once.
 """
 
-from lab import CommitStatus, Scenario, VersionedSession, is_whole_pairs, versioned_state
+from lab import CommitStatus, Scenario, VersionedSession, actor, is_whole_pairs, only, versioned_state
 
 
 class DuplicateCommit(Scenario):
     source = "article 003, section 3"
-    actors = ("first", "retry")
-    expect = {"first": "COMMITTED", "retry": "DUPLICATE"}
-    expect_state = {"version": 1, "history": ["question", "answer"]}
+    outcomes = only(first="COMMITTED", retry="DUPLICATE", version=1, history=["question", "answer"])
 
     def setup(self) -> None:
-        self.session = VersionedSession("s1", lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
+        self.session = self.lab.wire(VersionedSession, "s1")
         self.ticket = self.session.begin("r1", "question")  # one request, issued before either delivery
         self.first_delivered = self.lab.latch("first-delivered")
 
+    @actor
     def first(self) -> CommitStatus:
         status = self.session.commit(self.ticket, "answer", "stop")
         self.first_delivered.count_down()
         return status
 
+    @actor
     def retry(self) -> CommitStatus:
         self.first_delivered.wait()
         return self.session.commit(self.ticket, "answer", "stop")  # the same ticket, the same answer

@@ -8,22 +8,20 @@ receipt cannot undo: the model was asked twice (two calls), since the worker onl
 commit. Each worker has its own connection; the database, not a lock of either process, holds the state.
 """
 
-from lab import CommitStatus, Reply, Scenario, VersionedSession
-from lab.sessions.stores import scratch_database
-from lab.sessions.stores.sqlite import SqliteStore
+from lab import CommitStatus, Reply, Scenario, SqliteStore, VersionedSession, actor, only, scratch_database
 
 
 class DurableReceiptsSurviveRestart(Scenario):
     source = "article 003, section 3, with the state moved into SQLite"
-    actors = ("worker", "restarted_worker")
-    expect = {"worker": "COMMITTED", "restarted_worker": "DUPLICATE"}
-    expect_state = {
-        "store": "sqlite:receipts.db",
-        "model_calls": 2,
-        "version": 1,
-        "receipts": ["r1"],
-        "history": ["what is a receipt?", "a record of a commit"],
-    }
+    outcomes = only(
+        worker="COMMITTED",
+        restarted_worker="DUPLICATE",
+        store="sqlite:receipts.db",
+        model_calls=2,
+        version=1,
+        receipts=["r1"],
+        history=["what is a receipt?", "a record of a commit"],
+    )
 
     def setup(self) -> None:
         self.path = scratch_database("receipts")  # a fresh file for every run
@@ -34,18 +32,20 @@ class DurableReceiptsSurviveRestart(Scenario):
     def _open(self, who: str) -> VersionedSession:
         """What a worker process does at start: connect to the database and open the session's row."""
         store = SqliteStore(self.path, name="receipts.db")
-        return VersionedSession("s1", store=store, lock=self.lab.lock(f"{who}.lock"), probe=self.lab.probe(who))
+        return self.lab.wire(VersionedSession, "s1", store=store, name=who)
 
     def _handle(self, session: VersionedSession) -> CommitStatus:
         ticket = session.begin("r1", "what is a receipt?")
         reply = self.model.send(ticket.to_request())
         return session.commit(ticket, reply.content, reply.finish_reason)
 
+    @actor
     def worker(self) -> CommitStatus:
         status = self._handle(self._open("worker"))
         self.worker_stopped.count_down()  # the process stops; the file stays
         return status
 
+    @actor
     def restarted_worker(self) -> CommitStatus:
         self.worker_stopped.wait()
         self.session = self._open("restarted")

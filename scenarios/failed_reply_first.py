@@ -6,25 +6,25 @@ valid reply arrives second with its version-0 ticket and is COMMITTED: a failure
 anyone else stale.
 """
 
-from lab import CommitStatus, Scenario, VersionedSession, versioned_state
+from lab import CommitStatus, Scenario, VersionedSession, actor, only, versioned_state
 
 
 class FailedReplyFirst(Scenario):
     source = "article 003, section 6, exercise 2"
-    actors = ("failing", "valid")
-    expect = {"failing": "INVALID", "valid": "COMMITTED"}
-    expect_state = {"version": 1, "history": ["valid question", "valid answer"]}
+    outcomes = only(failing="INVALID", valid="COMMITTED", version=1, history=["valid question", "valid answer"])
 
     def setup(self) -> None:
-        self.session = VersionedSession("s1", lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
+        self.session = self.lab.wire(VersionedSession, "s1")
         self.failure_returned = self.lab.latch("failure-returned")
 
+    @actor
     def failing(self) -> CommitStatus:
         ticket = self.session.begin("r-fail", "failing question")
         status = self.session.commit(ticket, "cut off mid-", "length")
         self.failure_returned.count_down()
         return status
 
+    @actor
     def valid(self) -> CommitStatus:
         ticket = self.session.begin("r-ok", "valid question")
         self.lab.note(f"begin -> ticket v{ticket.version}")

@@ -5,25 +5,30 @@ not STALE (a stale ticket is an old ticket *of this session*): it was never s2's
 first, so s2 answers FOREIGN and nothing changes, on either session.
 """
 
-from lab import CommitStatus, Scenario, VersionedSession, versioned_state
+from lab import CommitStatus, Scenario, VersionedSession, actor, only, versioned_state
 
 
 class ForeignTicket(Scenario):
     source = "article 003, section 3"
-    actors = ("s2_user", "stray")
-    expect = {"s2_user": "COMMITTED", "stray": "FOREIGN"}
-    expect_state = {"s1": {"version": 0, "history": []}, "s2": {"version": 1, "history": ["q on s2", "a on s2"]}}
+    outcomes = only(
+        s2_user="COMMITTED",
+        stray="FOREIGN",
+        s1={"version": 0, "history": []},
+        s2={"version": 1, "history": ["q on s2", "a on s2"]},
+    )
 
     def setup(self) -> None:
-        self.s1 = VersionedSession("s1", lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
-        self.s2 = VersionedSession("s2", lock=self.lab.lock("s2.lock"), probe=self.lab.probe("s2"))
+        self.s1 = self.lab.wire(VersionedSession, "s1")
+        self.s2 = self.lab.wire(VersionedSession, "s2")
         self.s2_moved_on = self.lab.latch("s2-moved-on")
 
+    @actor
     def s2_user(self) -> CommitStatus:
         status = self.s2.commit(self.s2.begin("r1", "q on s2"), "a on s2", "stop")
         self.s2_moved_on.count_down()
         return status
 
+    @actor
     def stray(self) -> CommitStatus:
         ticket = self.s1.begin("r9", "q on s1")
         self.s2_moved_on.wait()

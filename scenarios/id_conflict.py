@@ -5,25 +5,25 @@ commits. The second carries the same id with a different question and answer: th
 and the session says so with ID_CONFLICT, leaving version, history and receipts exactly as they were.
 """
 
-from lab import CommitStatus, Scenario, VersionedSession, versioned_state
+from lab import CommitStatus, Scenario, VersionedSession, actor, only, versioned_state
 
 
 class IdConflict(Scenario):
     source = "article 003, section 3"
-    actors = ("client_a", "client_b")
-    expect = {"client_a": "COMMITTED", "client_b": "ID_CONFLICT"}
-    expect_state = {"version": 1, "history": ["question A", "answer A"]}
+    outcomes = only(client_a="COMMITTED", client_b="ID_CONFLICT", version=1, history=["question A", "answer A"])
 
     def setup(self) -> None:
-        self.session = VersionedSession("s1", lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
+        self.session = self.lab.wire(VersionedSession, "s1")
         self.a_committed = self.lab.latch("a-committed")
 
+    @actor
     def client_a(self) -> CommitStatus:
         ticket = self.session.begin("r1", "question A")
         status = self.session.commit(ticket, "answer A", "stop")
         self.a_committed.count_down()
         return status
 
+    @actor
     def client_b(self) -> CommitStatus:
         self.a_committed.wait()
         ticket = self.session.begin("r1", "question B")  # same id, different question, current version

@@ -5,22 +5,22 @@ with blank content, are not answers. The session validates the reply before anyt
 come back INVALID with version 0, an empty history and no receipt: the request id stays free for a real retry.
 """
 
-from lab import CommitStatus, Scenario, VersionedSession, versioned_state
+from lab import CommitStatus, Scenario, VersionedSession, actor, only, versioned_state
 
 
 class IncompleteOutput(Scenario):
     source = "article 003, section 3"
-    actors = ("truncated", "blank")
-    expect = {"truncated": "INVALID", "blank": "INVALID"}
-    expect_state = {"version": 0, "history": [], "receipts": []}
+    outcomes = only(truncated="INVALID", blank="INVALID", version=0, history=[], receipts=[])
 
     def setup(self) -> None:
-        self.session = VersionedSession("s1", lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
+        self.session = self.lab.wire(VersionedSession, "s1")
 
+    @actor
     def truncated(self) -> CommitStatus:
         ticket = self.session.begin("r1", "long question")
         return self.session.commit(ticket, "the answer stops half", "length")
 
+    @actor
     def blank(self) -> CommitStatus:
         ticket = self.session.begin("r2", "another question")
         return self.session.commit(ticket, "   ", "stop")

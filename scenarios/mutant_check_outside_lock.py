@@ -7,19 +7,21 @@ come back COMMITTED, the version jumps to 2, and the history splices two answers
 empty history, a conversation that never happened. This scenario passes when it shows the bug.
 """
 
-from lab import CommitStatus, Scenario, versioned_state
-from lab.mutants import CheckOutsideLockSession
+from lab import CheckOutsideLockSession, CommitStatus, Scenario, actor, only, versioned_state
 
 
 class MutantCheckOutsideLock(Scenario):
     source = "article 003, section 2"
     mutant = True
-    actors = ("slow", "fast")
-    expect = {"slow": "COMMITTED", "fast": "COMMITTED"}
-    expect_state = {"version": 2, "history": ["fast question", "fast answer", "slow question", "slow answer"]}
+    outcomes = only(
+        slow="COMMITTED",
+        fast="COMMITTED",
+        version=2,
+        history=["fast question", "fast answer", "slow question", "slow answer"],
+    )
 
     def setup(self) -> None:
-        self.session = CheckOutsideLockSession("s1", lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
+        self.session = self.lab.wire(CheckOutsideLockSession, "s1")
         self.slow_checked = self.lab.latch("slow-checked")
         self.fast_committed = self.lab.latch("fast-committed")
         # slow passes the version check, says so, and is parked right there until fast has committed
@@ -27,10 +29,12 @@ class MutantCheckOutsideLock(Scenario):
         self.lab.hold("slow", at="commit:checked", until=self.fast_committed)
         self.tickets = {}
 
+    @actor
     def slow(self) -> CommitStatus:
         self.tickets["slow"] = ticket = self.session.begin("r-slow", "slow question")
         return self.session.commit(ticket, "slow answer", "stop")
 
+    @actor
     def fast(self) -> CommitStatus:
         self.tickets["fast"] = ticket = self.session.begin("r-fast", "fast question")
         self.slow_checked.wait()  # slow has already passed the check for version 0

@@ -6,26 +6,25 @@ whose question is gone; a model reading it sees a reply to nothing. Compare `who
 commits leave whole pairs. This scenario passes when it shows the bug.
 """
 
-from lab import CommitStatus, Scenario, is_whole_pairs, versioned_state
-from lab.mutants import TrimByMessageSession
+from lab import CommitStatus, Scenario, TrimByMessageSession, actor, is_whole_pairs, only, versioned_state
 
 
 class MutantTrimByMessage(Scenario):
     source = "article 000, section 4"
     mutant = True
-    actors = ("round1", "round2")
-    expect = {"round1": "COMMITTED", "round2": "COMMITTED"}
-    expect_state = {"version": 2, "history": ["a1", "q2", "a2"]}
+    outcomes = only(round1="COMMITTED", round2="COMMITTED", version=2, history=["a1", "q2", "a2"])
 
     def setup(self) -> None:
-        self.session = TrimByMessageSession("s1", lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
+        self.session = self.lab.wire(TrimByMessageSession, "s1")
         self.round1_done = self.lab.latch("round1-done")
 
+    @actor
     def round1(self) -> CommitStatus:
         status = self.session.commit(self.session.begin("r1", "q1"), "a1", "stop")
         self.round1_done.count_down()
         return status
 
+    @actor
     def round2(self) -> CommitStatus:
         self.round1_done.wait()
         return self.session.commit(self.session.begin("r2", "q2"), "a2", "stop")

@@ -11,20 +11,19 @@ latches leave exactly one outcome under every interleaving. Drop `slow-began` an
 slow begins only after fast committed, gets a version-1 ticket, and commits too.
 """
 
-from lab import CommitStatus, Scenario, VersionedSession, is_whole_pairs
+from lab import CommitStatus, Scenario, VersionedSession, actor, is_whole_pairs, only
 
 
 class OutOfOrderCommit(Scenario):
     source = "article 003, section 1"
-    actors = ("slow", "fast")
-    expect = {"fast": "COMMITTED", "slow": "STALE"}
-    expect_state = {"version": 1, "history": ["fast question", "new answer"]}
+    outcomes = only(fast="COMMITTED", slow="STALE", version=1, history=["fast question", "new answer"])
 
     def setup(self) -> None:
-        self.session = VersionedSession("s1", lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
+        self.session = self.lab.wire(VersionedSession, "s1")
         self.slow_began = self.lab.latch("slow-began")
         self.fast_committed = self.lab.latch("fast-committed")
 
+    @actor
     def slow(self) -> CommitStatus:
         ticket = self.session.begin("r-slow", "slow question")
         self.lab.note(f"begin -> ticket v{ticket.version}")
@@ -32,6 +31,7 @@ class OutOfOrderCommit(Scenario):
         self.fast_committed.wait()  # the slow reply "arrives" only after fast has committed
         return self.session.commit(ticket, "old answer", "stop")
 
+    @actor
     def fast(self) -> CommitStatus:
         self.slow_began.wait()
         ticket = self.session.begin("r-fast", "fast question")

@@ -6,12 +6,11 @@ other: both are COMMITTED, the second request carries the first pair, and the hi
 order the lock was taken. Safe, and serialized: `synchronized_blocks_fast` shows what that costs.
 """
 
-from lab import AskResult, Reply, Scenario, TransactionalChat, acceptable, is_whole_pairs
+from lab import AskResult, Reply, Scenario, TransactionalChat, acceptable, actor, is_whole_pairs
 
 
 class RaceChatTwoQuestions(Scenario):
     source = "article 000, sections 1 and 10"
-    actors = ("alice", "bob")
     variants = {"TransactionalChat": TransactionalChat}
     outcomes = (
         acceptable("alice took the lock first", alice="COMMITTED", bob="COMMITTED", order="alice,bob"),
@@ -26,11 +25,13 @@ class RaceChatTwoQuestions(Scenario):
                 "bob question": Reply("bob answer"),
             },
         )
-        self.chat = self.variant(self.model, lock=self.lab.lock("chat.lock"), probe=self.lab.probe("chat"))
+        self.chat = self.lab.wire(self.variant, self.model, name="chat")
 
+    @actor
     def alice(self) -> AskResult:
         return self.chat.ask("alice question")
 
+    @actor
     def bob(self) -> AskResult:
         return self.chat.ask("bob question")
 

@@ -6,13 +6,11 @@ that compares versions before it looks at receipts calls the second delivery STA
 is out of date" may ask the model again for an answer that is already in the history: FORBIDDEN.
 """
 
-from lab import CommitStatus, Scenario, acceptable, forbidden
-from lab.mutants import VERSIONED_VARIANTS
+from lab import VERSIONED_VARIANTS, CommitStatus, Scenario, acceptable, actor, forbidden
 
 
 class RaceDuplicateDelivery(Scenario):
     source = "article 003, section 3"
-    actors = ("first", "retry")
     variants = VERSIONED_VARIANTS
     outcomes = (
         acceptable(
@@ -29,12 +27,14 @@ class RaceDuplicateDelivery(Scenario):
     )
 
     def setup(self) -> None:
-        self.session = self.variant("s1", lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
+        self.session = self.lab.wire(self.variant, "s1")
         self.ticket = self.session.begin("r1", "question")
 
+    @actor
     def first(self) -> CommitStatus:
         return self.session.commit(self.ticket, "answer", "stop")
 
+    @actor
     def retry(self) -> CommitStatus:
         return self.session.commit(self.ticket, "answer", "stop")
 

@@ -6,13 +6,11 @@ on the same version, still commits. A session that claims the version before it 
 failure into a silent commit of nothing, and the valid answer comes back STALE: FORBIDDEN.
 """
 
-from lab import CommitStatus, Reply, Scenario, acceptable, forbidden, versioned_state
-from lab.mutants import VERSIONED_VARIANTS
+from lab import VERSIONED_VARIANTS, CommitStatus, Reply, Scenario, acceptable, actor, forbidden, versioned_state
 
 
 class RaceFailedReply(Scenario):
     source = "article 003, section 6, exercise 2"
-    actors = ("failing", "valid")
     variants = VERSIONED_VARIANTS
     outcomes = (
         acceptable(
@@ -22,7 +20,7 @@ class RaceFailedReply(Scenario):
     )
 
     def setup(self) -> None:
-        self.session = self.variant("s1", lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
+        self.session = self.lab.wire(self.variant, "s1")
         self.failing_model = self.lab.transport("failing_model", [Reply("cut off mid-", "length")])
         self.valid_model = self.lab.transport("valid_model", [Reply("a complete answer")])
         self.both_began = self.lab.barrier("both-began", 2)  # both tickets are for version 0
@@ -33,9 +31,11 @@ class RaceFailedReply(Scenario):
         reply = model.send(ticket.to_request())
         return self.session.commit(ticket, reply.content, reply.finish_reason)
 
+    @actor
     def failing(self) -> CommitStatus:
         return self._request("failing", self.failing_model)
 
+    @actor
     def valid(self) -> CommitStatus:
         return self._request("valid", self.valid_model)
 

@@ -8,13 +8,11 @@ which splices two answers built on the same history. Run over the mutants (`--va
 The session starts with one committed round, so trimming to `max_rounds=2` matters too.
 """
 
-from lab import CommitStatus, Reply, Scenario, acceptable, forbidden, is_whole_pairs
-from lab.mutants import VERSIONED_VARIANTS
+from lab import VERSIONED_VARIANTS, CommitStatus, Reply, Scenario, acceptable, actor, forbidden, is_whole_pairs
 
 
 class RaceTwoRequests(Scenario):
     source = "article 003, sections 1-2"
-    actors = ("slow", "fast")
     variants = VERSIONED_VARIANTS
     outcomes = (
         acceptable(
@@ -39,7 +37,7 @@ class RaceTwoRequests(Scenario):
     )
 
     def setup(self) -> None:
-        self.session = self.variant("s1", lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
+        self.session = self.lab.wire(self.variant, "s1")
         self.session.commit(self.session.begin("r0", "q0"), "a0", "stop")  # one round already committed
         self.slow_model = self.lab.transport("slow_model", [Reply("slow answer")])
         self.fast_model = self.lab.transport("fast_model", [Reply("fast answer")])
@@ -53,9 +51,11 @@ class RaceTwoRequests(Scenario):
         reply = model.send(ticket.to_request())
         return self.session.commit(ticket, reply.content, reply.finish_reason)
 
+    @actor
     def slow(self) -> CommitStatus:
         return self._request("slow", self.slow_model)
 
+    @actor
     def fast(self) -> CommitStatus:
         return self._request("fast", self.fast_model)
 

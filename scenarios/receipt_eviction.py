@@ -6,28 +6,33 @@ versions and says STALE. This is what "in-process idempotency only" means: memor
 forgets everything.
 """
 
-from lab import CommitStatus, Scenario, VersionedSession, versioned_state
+from lab import CommitStatus, Scenario, VersionedSession, actor, only, versioned_state
 
 
 class ReceiptEviction(Scenario):
     source = "article 003, section 3"
-    actors = ("first", "second", "retry")
-    expect = {"first": "COMMITTED", "second": "COMMITTED", "retry": "STALE"}
-    expect_state = {"version": 2, "history": ["q1", "a1", "q2", "a2"], "receipts": ["r2"]}
+    outcomes = only(
+        first="COMMITTED",
+        second="COMMITTED",
+        retry="STALE",
+        version=2,
+        history=["q1", "a1", "q2", "a2"],
+        receipts=["r2"],
+    )
 
     def setup(self) -> None:
-        self.session = VersionedSession(
-            "s1", receipt_capacity=1, lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1")
-        )
+        self.session = self.lab.wire(VersionedSession, "s1", receipt_capacity=1)
         self.ticket = self.session.begin("r1", "q1")
         self.first_done = self.lab.latch("first-done")
         self.second_done = self.lab.latch("second-done")
 
+    @actor
     def first(self) -> CommitStatus:
         status = self.session.commit(self.ticket, "a1", "stop")
         self.first_done.count_down()
         return status
 
+    @actor
     def second(self) -> CommitStatus:
         self.first_done.wait()
         status = self.session.commit(self.session.begin("r2", "q2"), "a2", "stop")
@@ -35,6 +40,7 @@ class ReceiptEviction(Scenario):
         self.second_done.count_down()
         return status
 
+    @actor
     def retry(self) -> CommitStatus:
         self.second_done.wait()
         return self.session.commit(self.ticket, "a1", "stop")  # same ticket, same answer, receipt gone

@@ -6,22 +6,22 @@ fit, and silently truncating it would send a different question than the user as
 transport, and neither changes the history.
 """
 
-from lab import AskResult, Scenario, TransactionalChat, chat_state
+from lab import AskResult, Scenario, TransactionalChat, actor, chat_state, only
 
 
 class RejectedBeforeTransport(Scenario):
     source = "article 000, sections 3-4"
-    actors = ("blank", "oversized")
-    expect = {"blank": "EMPTY_QUESTION", "oversized": "QUESTION_TOO_LARGE"}
-    expect_state = {"history": [], "transport_calls": 0}
+    outcomes = only(blank="EMPTY_QUESTION", oversized="QUESTION_TOO_LARGE", history=[], transport_calls=0)
 
     def setup(self) -> None:
         self.model = self.lab.transport("model", [])  # an empty script: any call would fail the scenario
-        self.chat = TransactionalChat(self.model, lock=self.lab.lock("chat.lock"), probe=self.lab.probe("chat"))
+        self.chat = self.lab.wire(TransactionalChat, self.model, name="chat")
 
+    @actor
     def blank(self) -> AskResult:
         return self.chat.ask("   \n")
 
+    @actor
     def oversized(self) -> AskResult:
         result = self.chat.ask("字" * 6_000)  # 18,000 bytes of question alone
         self.lab.note(result.detail)

@@ -6,7 +6,7 @@ unparsable body, an empty reply, a reply cut off by `length`, and one with no fi
 its own status, and none of them leaves anything behind: the history holds the one good pair.
 """
 
-from lab import AskResult, FailureKind, Reply, Scenario, TransactionalChat, TransportFailure, chat_state
+from lab import AskResult, FailureKind, Reply, Scenario, TransactionalChat, TransportFailure, actor, chat_state, only
 
 ROWS = {
     "ok": Reply("a complete answer", "stop"),
@@ -23,23 +23,23 @@ ROWS = {
 
 class ReplyTable(Scenario):
     source = "article 000, section 3"
-    actors = tuple(ROWS)
-    expect = {
-        "ok": "COMMITTED",
-        "rate_limited": "HTTP_429",
-        "server_error": "HTTP_STATUS",
-        "timed_out": "TIMEOUT",
-        "connection_lost": "IO",
-        "unparsable": "PARSE",
-        "empty": "EMPTY",
-        "truncated": "INCOMPLETE",
-        "no_reason": "INCOMPLETE",
-    }
-    expect_state = {"history": ["question from ok", "a complete answer"], "transport_calls": 9}
+    outcomes = only(
+        ok="COMMITTED",
+        rate_limited="HTTP_429",
+        server_error="HTTP_STATUS",
+        timed_out="TIMEOUT",
+        connection_lost="IO",
+        unparsable="PARSE",
+        empty="EMPTY",
+        truncated="INCOMPLETE",
+        no_reason="INCOMPLETE",
+        history=["question from ok", "a complete answer"],
+        transport_calls=9,
+    )
 
     def setup(self) -> None:
         self.model = self.lab.transport("model", by_question={f"question from {k}": v for k, v in ROWS.items()})
-        self.chat = TransactionalChat(self.model, lock=self.lab.lock("chat.lock"), probe=self.lab.probe("chat"))
+        self.chat = self.lab.wire(TransactionalChat, self.model, name="chat")
         self.turn_done = {who: self.lab.latch(f"{who}-done") for who in ROWS}
 
     def _ask(self, who: str) -> AskResult:
@@ -50,30 +50,39 @@ class ReplyTable(Scenario):
         self.turn_done[who].count_down()
         return result
 
+    @actor
     def ok(self) -> AskResult:
         return self._ask("ok")
 
+    @actor
     def rate_limited(self) -> AskResult:
         return self._ask("rate_limited")
 
+    @actor
     def server_error(self) -> AskResult:
         return self._ask("server_error")
 
+    @actor
     def timed_out(self) -> AskResult:
         return self._ask("timed_out")
 
+    @actor
     def connection_lost(self) -> AskResult:
         return self._ask("connection_lost")
 
+    @actor
     def unparsable(self) -> AskResult:
         return self._ask("unparsable")
 
+    @actor
     def empty(self) -> AskResult:
         return self._ask("empty")
 
+    @actor
     def truncated(self) -> AskResult:
         return self._ask("truncated")
 
+    @actor
     def no_reason(self) -> AskResult:
         return self._ask("no_reason")
 

@@ -9,20 +9,20 @@ anyway; with several workers or a durable history, the same retry would be appli
 durable_receipts_survive_restart, where the same retry on SQLite is DUPLICATE.
 """
 
-from lab import CommitStatus, Reply, Scenario, VersionedSession
+from lab import CommitStatus, Reply, Scenario, VersionedSession, actor, only
 
 
 class RestartForgetsReceipts(Scenario):
     source = "article 003, section 3 (its limits: a restart forgets the request id)"
-    actors = ("worker", "restarted_worker")
-    expect = {"worker": "COMMITTED", "restarted_worker": "COMMITTED"}
-    expect_state = {
-        "store": "memory",
-        "model_calls": 2,
-        "version": 1,
-        "receipts": ["r1"],
-        "history": ["what is a receipt?", "a record of a commit"],
-    }
+    outcomes = only(
+        worker="COMMITTED",
+        restarted_worker="COMMITTED",
+        store="memory",
+        model_calls=2,
+        version=1,
+        receipts=["r1"],
+        history=["what is a receipt?", "a record of a commit"],
+    )
 
     def setup(self) -> None:
         self.model = self.lab.transport("model", by_question={"what is a receipt?": Reply("a record of a commit")})
@@ -35,15 +35,17 @@ class RestartForgetsReceipts(Scenario):
         reply = self.model.send(ticket.to_request())
         return session.commit(ticket, reply.content, reply.finish_reason)
 
+    @actor
     def worker(self) -> CommitStatus:
-        session = VersionedSession("s1", lock=self.lab.lock("worker.lock"), probe=self.lab.probe("worker"))
+        session = self.lab.wire(VersionedSession, "s1", name="worker")
         status = self._handle(session)
         self.worker_stopped.count_down()  # the process stops; its memory, receipts included, is gone
         return status
 
+    @actor
     def restarted_worker(self) -> CommitStatus:
         self.worker_stopped.wait()
-        self.session = VersionedSession("s1", lock=self.lab.lock("restarted.lock"), probe=self.lab.probe("restarted"))
+        self.session = self.lab.wire(VersionedSession, "s1", name="restarted")
         return self._handle(self.session)  # the client's retry of r1
 
     def observe(self) -> dict[str, object]:

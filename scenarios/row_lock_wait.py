@@ -11,10 +11,20 @@ waiter would not have waited at all; the explorer checks both. Without a Postgre
 lesson is not run and says so: both actors report SKIPPED, with the reason in the final state.
 """
 
-from lab import CommitStatus, Held, Reply, Scenario, acceptable, interesting, is_whole_pairs
-from lab.sessions.stores import POSTGRES_URL_VARIABLE, lesson_postgres_url
-from lab.sessions.stores.postgres import PostgresStore
-from lab.sessions.versioned import VersionedSession
+from lab import (
+    POSTGRES_URL_VARIABLE,
+    CommitStatus,
+    Held,
+    PostgresStore,
+    Reply,
+    Scenario,
+    VersionedSession,
+    acceptable,
+    actor,
+    interesting,
+    is_whole_pairs,
+    lesson_postgres_url,
+)
 
 SESSION = "row_lock_wait"
 NO_SERVER = (
@@ -25,7 +35,6 @@ NO_SERVER = (
 
 class RowLockWait(Scenario):
     source = "article 003, section 4 (database lock conflicts, which it did not measure), on PostgreSQL"
-    actors = ("holder", "waiter")
     outcomes = (
         acceptable(
             "the waiter's commit came while the holder held the row: it waited for the holder's transaction, "
@@ -55,16 +64,14 @@ class RowLockWait(Scenario):
         }
         self.stores["holder"].drop_session(SESSION)  # every run starts from a fresh row
         self.sessions = {
-            who: VersionedSession(
-                SESSION, store=self.stores[who], lock=self.lab.lock(f"{who}.lock"), probe=self.lab.probe(who)
-            )
-            for who in self.actors
+            who: self.lab.wire(VersionedSession, SESSION, store=self.stores[who], name=who) for who in self.actors
         }
         self.row_held = self.lab.latch("row-held")
         self.waiter_asked = self.lab.latch("waiter-asked")
         self.holder_model = self.lab.transport("holder.model", [Held(Reply("holder answer"), until=self.waiter_asked)])
         self.waiter_model = self.lab.transport("waiter.model", [Reply("waiter answer")])
 
+    @actor
     def holder(self) -> CommitStatus | str:
         if self.url is None:
             return "SKIPPED"
@@ -75,6 +82,7 @@ class RowLockWait(Scenario):
             reply = self.holder_model.send(ticket.to_request())  # the row stays locked while the model answers
             return session.commit(ticket, reply.content, reply.finish_reason)  # visible once the block commits
 
+    @actor
     def waiter(self) -> CommitStatus | str:
         if self.url is None:
             return "SKIPPED"

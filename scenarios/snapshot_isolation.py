@@ -5,22 +5,23 @@ more. The reader's ticket still shows exactly the one round it began with (reads
 current state), and its late commit is STALE rather than silently rebased onto a history it never saw.
 """
 
-from lab import CommitStatus, Scenario, VersionedSession, versioned_state
+from lab import CommitStatus, Scenario, VersionedSession, actor, only, versioned_state
 
 
 class SnapshotIsolation(Scenario):
     source = "article 003, section 4"
-    actors = ("reader", "writer")
-    expect = {"reader": "STALE", "writer": "COMMITTED"}
-    expect_state = {"version": 3, "history": ["q2", "a2", "q3", "a3"], "reader_ticket": ["q1", "a1"]}
+    outcomes = only(
+        reader="STALE", writer="COMMITTED", version=3, history=["q2", "a2", "q3", "a3"], reader_ticket=["q1", "a1"]
+    )
 
     def setup(self) -> None:
-        self.session = VersionedSession("s1", lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
+        self.session = self.lab.wire(VersionedSession, "s1")
         self.session.commit(self.session.begin("r1", "q1"), "a1", "stop")  # one round before the actors start
         self.reader_began = self.lab.latch("reader-began")
         self.writer_done = self.lab.latch("writer-done")
         self.reader_ticket = None
 
+    @actor
     def reader(self) -> CommitStatus:
         self.reader_ticket = self.session.begin("r-read", "what did we say?")
         self.lab.note(f"begin -> ticket v{self.reader_ticket.version}, {len(self.reader_ticket.history)} messages")
@@ -29,6 +30,7 @@ class SnapshotIsolation(Scenario):
         self.lab.note(f"ticket still holds {len(self.reader_ticket.history)} messages")
         return self.session.commit(self.reader_ticket, "built on the snapshot", "stop")
 
+    @actor
     def writer(self) -> CommitStatus:
         self.reader_began.wait()
         self.session.commit(self.session.begin("r2", "q2"), "a2", "stop")

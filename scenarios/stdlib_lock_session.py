@@ -12,7 +12,7 @@ STALE), or one began after the other had committed and both commit. Two commits 
 import threading
 import time
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class PlainLockSession:
@@ -38,7 +38,6 @@ class PlainLockSession:
 
 class StdlibLockSession(Scenario):
     source = "article 003, sections 1-2"
-    actors = ("slow", "fast")
     outcomes = (
         acceptable(
             "both began on version 0; slow committed first, fast is STALE",
@@ -79,9 +78,11 @@ class StdlibLockSession(Scenario):
         time.sleep(thinking_seconds)  # the model thinks: virtual time, no real waiting
         return self.session.commit(version, f"{who} question", f"{who} answer")
 
+    @actor
     def slow(self) -> str:
         return self._request("slow", 2.0)
 
+    @actor
     def fast(self) -> str:
         return self._request("fast", 0.5)
 

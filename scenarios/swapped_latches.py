@@ -6,20 +6,19 @@ comes back STALE. Which answer wins depends only on the commit order, never on w
 the version still grows exactly once for two requests begun on the same version.
 """
 
-from lab import CommitStatus, Scenario, VersionedSession, is_whole_pairs, versioned_state
+from lab import CommitStatus, Scenario, VersionedSession, actor, is_whole_pairs, only, versioned_state
 
 
 class SwappedLatches(Scenario):
     source = "article 003, section 6, exercise 1"
-    actors = ("slow", "fast")
-    expect = {"slow": "COMMITTED", "fast": "STALE"}
-    expect_state = {"version": 1, "history": ["slow question", "old answer"]}
+    outcomes = only(slow="COMMITTED", fast="STALE", version=1, history=["slow question", "old answer"])
 
     def setup(self) -> None:
-        self.session = VersionedSession("s1", lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
+        self.session = self.lab.wire(VersionedSession, "s1")
         self.fast_began = self.lab.latch("fast-began")  # both must hold a version-0 ticket before anyone commits
         self.slow_committed = self.lab.latch("slow-committed")
 
+    @actor
     def slow(self) -> CommitStatus:
         ticket = self.session.begin("r-slow", "slow question")
         self.lab.note(f"begin -> ticket v{ticket.version}")
@@ -28,6 +27,7 @@ class SwappedLatches(Scenario):
         self.slow_committed.count_down()
         return status
 
+    @actor
     def fast(self) -> CommitStatus:
         ticket = self.session.begin("r-fast", "fast question")
         self.lab.note(f"begin -> ticket v{ticket.version}")

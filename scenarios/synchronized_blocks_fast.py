@@ -7,14 +7,17 @@ after slow's reply returned, so it carries slow's pair. Everything is correct, a
 Compare `versioned_lets_fast_through`.
 """
 
-from lab import AskResult, Held, Reply, Scenario, TransactionalChat, chat_state
+from lab import AskResult, Held, Reply, Scenario, TransactionalChat, actor, chat_state, only
 
 
 class SynchronizedBlocksFast(Scenario):
     source = "article 003, opening; article 000, section 10"
-    actors = ("slow", "fast", "network")
-    expect = {"slow": "COMMITTED", "fast": "COMMITTED", "network": "DONE"}
-    expect_state = {"history": ["slow question", "slow answer", "fast question", "fast answer"]}
+    outcomes = only(
+        slow="COMMITTED",
+        fast="COMMITTED",
+        network="DONE",
+        history=["slow question", "slow answer", "fast question", "fast answer"],
+    )
 
     def setup(self) -> None:
         self.slow_in_flight = self.lab.latch("slow-in-flight")
@@ -27,17 +30,20 @@ class SynchronizedBlocksFast(Scenario):
                 "fast question": Reply("fast answer"),
             },
         )
-        self.chat = TransactionalChat(self.model, lock=self.lab.lock("chat.lock"), probe=self.lab.probe("chat"))
+        self.chat = self.lab.wire(TransactionalChat, self.model, name="chat")
         self.lab.signal("slow", at="transport:send", latch=self.slow_in_flight)
         self.lab.signal("fast", at="ask:enter", latch=self.fast_arrived)
 
+    @actor
     def slow(self) -> AskResult:
         return self.chat.ask("slow question")
 
+    @actor
     def fast(self) -> AskResult:
         self.slow_in_flight.wait()
         return self.chat.ask("fast question")
 
+    @actor
     def network(self) -> None:
         self.fast_arrived.wait()
         self.slow_reply.count_down()  # the slow reply finally arrives

@@ -7,19 +7,22 @@ latch `fast-committed`, `fast` waits for `chat.lock`, held by `slow`. With the l
 fast request cannot overtake the slow one at all; `versioned_lets_fast_through` shows the way out.
 """
 
-from lab import AskResult, Held, Reply, Scenario, TransactionalChat, chat_state
+from lab import AskResult, Held, Reply, Scenario, TransactionalChat, actor, chat_state, only
 
 
 class SynchronizedFastFirstDeadlocks(Scenario):
     source = "article 003, section 1 and article 000, section 10"
-    actors = ("slow", "fast")
-    expect_run = "DEADLOCK"
-    expect = {"slow": "BLOCKED", "fast": "BLOCKED"}
-    expect_blocked = {
-        "slow": "latch 'fast-committed' still needs 1 count_down",
-        "fast": "lock 'chat.lock' held by slow",
-    }
-    expect_state = {"history": [], "transport_calls": 1}
+    outcomes = only(
+        run="DEADLOCK",
+        slow="BLOCKED",
+        fast="BLOCKED",
+        history=[],
+        transport_calls=1,
+        blocked_on={
+            "slow": "latch 'fast-committed' still needs 1 count_down",
+            "fast": "lock 'chat.lock' held by slow",
+        },
+    )
 
     def setup(self) -> None:
         self.slow_in_flight = self.lab.latch("slow-in-flight")
@@ -31,12 +34,14 @@ class SynchronizedFastFirstDeadlocks(Scenario):
                 "fast question": Reply("fast answer"),
             },
         )
-        self.chat = TransactionalChat(self.model, lock=self.lab.lock("chat.lock"), probe=self.lab.probe("chat"))
+        self.chat = self.lab.wire(TransactionalChat, self.model, name="chat")
         self.lab.signal("slow", at="transport:send", latch=self.slow_in_flight)
 
+    @actor
     def slow(self) -> AskResult:
         return self.chat.ask("slow question")
 
+    @actor
     def fast(self) -> AskResult:
         self.slow_in_flight.wait()
         result = self.chat.ask("fast question")

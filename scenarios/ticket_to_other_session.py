@@ -5,19 +5,18 @@ s2. Had the session compared only version numbers, the commit would succeed and 
 built on s1's conversation. "Same version" does not mean "same state": s2 answers FOREIGN.
 """
 
-from lab import CommitStatus, Scenario, VersionedSession, versioned_state
+from lab import CommitStatus, Scenario, VersionedSession, actor, only, versioned_state
 
 
 class TicketToOtherSession(Scenario):
     source = "article 003, section 6, exercise 3"
-    actors = ("mixup",)
-    expect = {"mixup": "FOREIGN"}
-    expect_state = {"s1": {"version": 0, "history": []}, "s2": {"version": 0, "history": []}}
+    outcomes = only(mixup="FOREIGN", s1={"version": 0, "history": []}, s2={"version": 0, "history": []})
 
     def setup(self) -> None:
-        self.s1 = VersionedSession("s1", lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
-        self.s2 = VersionedSession("s2", lock=self.lab.lock("s2.lock"), probe=self.lab.probe("s2"))
+        self.s1 = self.lab.wire(VersionedSession, "s1")
+        self.s2 = self.lab.wire(VersionedSession, "s2")
 
+    @actor
     def mixup(self) -> CommitStatus:
         ticket = self.s1.begin("r1", "question for s1")
         self.lab.note(f"ticket of {ticket.session_id} v{ticket.version}; s2 is at v{self.s2.version} too")

@@ -10,7 +10,7 @@ Messages are labelled by their first word (`q2`, `A2`); the long ones are padded
 character, to push the request over its 1,400-byte budget.
 """
 
-from lab import AskResult, FailureKind, Reply, Scenario, TransactionalChat, is_whole_pairs
+from lab import AskResult, FailureKind, Reply, Scenario, TransactionalChat, actor, is_whole_pairs, only
 
 LONG_ANSWER = "A2 " + "長" * 200
 LONG_QUESTION = "問" * 150
@@ -18,26 +18,26 @@ LONG_QUESTION = "問" * 150
 
 class TimeoutAfterTrim(Scenario):
     source = "article 000, section 6"
-    actors = ("earlier", "timed_out", "retry")
-    expect = {"earlier": "COMMITTED", "timed_out": "TIMEOUT", "retry": "COMMITTED"}
-    expect_state = {"history": ["q2", "A2", "q4", "A4"], "transport_calls": 4}
+    outcomes = only(
+        earlier="COMMITTED", timed_out="TIMEOUT", retry="COMMITTED", history=["q2", "A2", "q4", "A4"], transport_calls=4
+    )
 
     def setup(self) -> None:
         self.model = self.lab.transport(
             "model", [Reply("A1 short"), Reply(LONG_ANSWER), FailureKind.TIMEOUT, Reply("A4 after the retry")]
         )
-        self.chat = TransactionalChat(
-            self.model, max_request_bytes=1_400, lock=self.lab.lock("chat.lock"), probe=self.lab.probe("chat")
-        )
+        self.chat = self.lab.wire(TransactionalChat, self.model, max_request_bytes=1_400, name="chat")
         self.earlier_done = self.lab.latch("earlier-done")
         self.timeout_done = self.lab.latch("timeout-done")
 
+    @actor
     def earlier(self) -> AskResult:
         self.chat.ask("q1 short question")
         result = self.chat.ask("q2 asks for a long answer")
         self.earlier_done.count_down()
         return result
 
+    @actor
     def timed_out(self) -> AskResult:
         self.earlier_done.wait()
         self.before = self.chat.snapshot()
@@ -47,6 +47,7 @@ class TimeoutAfterTrim(Scenario):
         self.timeout_done.count_down()
         return result
 
+    @actor
     def retry(self) -> AskResult:
         self.timeout_done.wait()
         result = self.chat.ask("q4 " + LONG_QUESTION)

@@ -9,29 +9,19 @@ keeps only the answer written last; the version says one commit. cas_commit_two_
 explorer finding this schedule.
 """
 
-from lab import CommitStatus, Reply, Scenario
-from lab.mutants import InProcessLockSession
-from lab.sessions.stores import scratch_database
-from lab.sessions.stores.sqlite import SqliteStore
+from lab import CommitStatus, InProcessLockSession, Reply, Scenario, SqliteStore, actor, only, scratch_database
 
 
 class TwoWorkersInProcessLock(Scenario):
     source = "article 003, section 2 (the check and the write under one lock), across processes"
     mutant = True
-    actors = ("worker_a", "worker_b")
-    expect = {"worker_a": "COMMITTED", "worker_b": "COMMITTED"}
-    expect_state = {"store": "sqlite:chat.db", "version": 1, "answers_kept": 1}
+    outcomes = only(worker_a="COMMITTED", worker_b="COMMITTED", store="sqlite:chat.db", version=1, answers_kept=1)
     expect_broken = ("the version counts the COMMITTED answers", "every COMMITTED answer is in the history")
 
     def setup(self) -> None:
         path = scratch_database("in-process-lock")
         self.sessions = {
-            who: InProcessLockSession(
-                "s1",
-                store=SqliteStore(path, name="chat.db"),
-                lock=self.lab.lock(f"{who}.lock"),
-                probe=self.lab.probe(who),
-            )
+            who: self.lab.wire(InProcessLockSession, "s1", store=SqliteStore(path, name="chat.db"), name=who)
             for who in self.actors  # two processes: a connection and a lock each
         }
         self.models = {who: self.lab.transport(f"{who}.model", [Reply(f"{who} answer")]) for who in self.actors}
@@ -48,9 +38,11 @@ class TwoWorkersInProcessLock(Scenario):
         self.statuses[who] = status = session.commit(ticket, reply.content, reply.finish_reason)
         return status
 
+    @actor
     def worker_a(self) -> CommitStatus:
         return self._request("worker_a")
 
+    @actor
     def worker_b(self) -> CommitStatus:
         return self._request("worker_b")
 

@@ -6,28 +6,28 @@ sends, and commits while `slow` is still waiting for its reply. The price of tha
 on version 0 and comes back STALE.
 """
 
-from lab import CommitStatus, Held, Reply, Scenario, VersionedSession, versioned_state
+from lab import CommitStatus, Held, Reply, Scenario, VersionedSession, actor, only, versioned_state
 
 
 class VersionedLetsFastThrough(Scenario):
     source = "article 003, section 2"
-    actors = ("slow", "fast")
-    expect = {"slow": "STALE", "fast": "COMMITTED"}
-    expect_state = {"version": 1, "history": ["fast question", "fast answer"]}
+    outcomes = only(slow="STALE", fast="COMMITTED", version=1, history=["fast question", "fast answer"])
 
     def setup(self) -> None:
         self.slow_in_flight = self.lab.latch("slow-in-flight")
         self.fast_committed = self.lab.latch("fast-committed")
         self.slow_model = self.lab.transport("slow_model", [Held(Reply("slow answer"), until=self.fast_committed)])
         self.fast_model = self.lab.transport("fast_model", [Reply("fast answer")])
-        self.session = VersionedSession("s1", lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
+        self.session = self.lab.wire(VersionedSession, "s1")
         self.lab.signal("slow", at="transport:send", latch=self.slow_in_flight)
 
+    @actor
     def slow(self) -> CommitStatus:
         ticket = self.session.begin("r-slow", "slow question")
         reply = self.slow_model.send(ticket.to_request())  # no lock held while waiting
         return self.session.commit(ticket, reply.content, reply.finish_reason)
 
+    @actor
     def fast(self) -> CommitStatus:
         self.slow_in_flight.wait()
         ticket = self.session.begin("r-fast", "fast question")

@@ -5,17 +5,17 @@ a pair, so the history still starts with a question: no answer is left without t
 Compare `mutant_trim_by_message`, which trims single messages and leaves exactly that orphan.
 """
 
-from lab import CommitStatus, Scenario, VersionedSession, is_whole_pairs, versioned_state
+from lab import CommitStatus, Scenario, VersionedSession, actor, is_whole_pairs, only, versioned_state
 
 
 class WholeRoundTrimming(Scenario):
     source = "article 003, section 4"
-    actors = ("round1", "round2", "round3")
-    expect = {"round1": "COMMITTED", "round2": "COMMITTED", "round3": "COMMITTED"}
-    expect_state = {"version": 3, "history": ["q2", "a2", "q3", "a3"]}
+    outcomes = only(
+        round1="COMMITTED", round2="COMMITTED", round3="COMMITTED", version=3, history=["q2", "a2", "q3", "a3"]
+    )
 
     def setup(self) -> None:
-        self.session = VersionedSession("s1", max_rounds=2, lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
+        self.session = self.lab.wire(VersionedSession, "s1", max_rounds=2)
         self.done = [self.lab.latch("round1-done"), self.lab.latch("round2-done")]
 
     def _round(self, n: int) -> CommitStatus:
@@ -26,12 +26,15 @@ class WholeRoundTrimming(Scenario):
             self.done[n - 1].count_down()
         return status
 
+    @actor
     def round1(self) -> CommitStatus:
         return self._round(1)
 
+    @actor
     def round2(self) -> CommitStatus:
         return self._round(2)
 
+    @actor
     def round3(self) -> CommitStatus:
         return self._round(3)
 

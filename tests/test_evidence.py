@@ -48,22 +48,23 @@ ASKS = '''"""Two questions through one scripted model: both requests are sent, b
 A scenario of the evidence tests: it sends requests, so its folder has a requests.jsonl.
 """
 
-from lab import Reply, Scenario, TransactionalChat, chat_state
+from lab import Reply, Scenario, TransactionalChat, actor, chat_state, only
 
 
 class Asks(Scenario):
     source = "tests/test_evidence.py"
-    actors = ("first", "second")
-    expect = {"first": "COMMITTED", "second": "COMMITTED"}
+    outcomes = only(first="COMMITTED", second="COMMITTED")
 
     def setup(self) -> None:
         replies = {"q1; #1": Reply("a1", "stop"), "q2 \\"quoted\\"": Reply("a2", "stop")}
         self.model = self.lab.transport("model", by_question=replies)
         self.chat = TransactionalChat(self.model, lock=self.lab.lock("chat.lock"), probe=self.lab.probe("chat"))
 
+    @actor
     def first(self) -> object:
         return self.chat.ask("q1; #1")
 
+    @actor
     def second(self) -> object:
         return self.chat.ask('q2 "quoted"')
 
@@ -78,16 +79,16 @@ FAILING = {
 A test scenario.
 """
 
-from lab import Scenario
+from lab import Scenario, actor
 
 
 class Raises(Scenario):
     source = "tests"
-    actors = ("a",)
 
     def setup(self) -> None:
         raise ValueError("no world today")
 
+    @actor
     def a(self) -> None:
         pass
 ''',
@@ -96,16 +97,17 @@ class Raises(Scenario):
 A test scenario.
 """
 
-from lab import Scenario
+from lab import Scenario, actor
 
 
 class ActorRaises(Scenario):
     source = "tests"
-    actors = ("a", "b")
 
+    @actor
     def a(self) -> None:
         raise KeyError("x")
 
+    @actor
     def b(self) -> None:
         pass
 ''',
@@ -114,21 +116,22 @@ class ActorRaises(Scenario):
 A test scenario.
 """
 
-from lab import Scenario
+from lab import Scenario, actor
 
 
 class Spins(Scenario):
     source = "tests"
-    actors = ("spinner", "other")
 
     def setup(self) -> None:
         self.lock = self.lab.lock("l")
 
+    @actor
     def spinner(self) -> None:
         with self.lock:
             while True:
                 pass
 
+    @actor
     def other(self) -> None:
         with self.lock:
             pass

@@ -201,13 +201,12 @@ class TestActors:
         """SystemExit is no Exception: it used to escape the actor and leave the run HUNG after the watchdog."""
         path = tmp_path / "exits.py"
         path.write_text(
-            '"""An actor that calls sys.exit."""\n\nimport sys\n\nfrom lab import Scenario\n\n\n'
+            '"""An actor that calls sys.exit."""\n\nimport sys\n\nfrom lab import Scenario, actor, only\n\n\n'
             "class Exits(Scenario):\n"
             '    source = "tests/test_evidence_edges.py"\n'
-            '    actors = ("quitter", "other")\n'
-            '    expect = {"quitter": "DONE", "other": "DONE"}\n\n'
-            "    def quitter(self) -> object:\n        sys.exit(3)\n\n"
-            "    def other(self) -> object:\n        return 'DONE'\n",
+            '    outcomes = only(quitter="DONE", other="DONE")\n\n'
+            "    @actor\n    def quitter(self) -> object:\n        sys.exit(3)\n\n"
+            "    @actor\n    def other(self) -> object:\n        return 'DONE'\n",
             encoding="utf-8",
         )
         loaded = load(path)

@@ -32,13 +32,12 @@ import run  # noqa: E402  (run.py lives at the repository root)
 
 def _scenario(body: str, *, header: str = "", expect: str = "DONE") -> str:
     return (
-        f'"""A hostile scenario of the isolation tests."""\n\n{header}\nfrom lab import Scenario\n\n\n'
+        f'"""A hostile scenario of the isolation tests."""\n\n{header}\nfrom lab import Scenario, actor, only\n\n\n'
         "class Hostile(Scenario):\n"
         '    source = "tests/test_evidence_isolation.py"\n'
-        '    actors = ("a", "b")\n'
-        f'    expect = {{"a": "{expect}", "b": "DONE"}}\n\n'
-        f"    def a(self) -> object:\n{body}\n        return 'DONE'\n\n"
-        "    def b(self) -> object:\n        return 'DONE'\n"
+        f'    outcomes = only(a="{expect}", b="DONE")\n\n'
+        f"    @actor\n    def a(self) -> object:\n{body}\n        return 'DONE'\n\n"
+        "    @actor\n    def b(self) -> object:\n        return 'DONE'\n"
     )
 
 

@@ -303,16 +303,16 @@ WRITES_ON_IMPORT = '''"""A scenario that leaves a file beside itself whenever it
 
 from pathlib import Path
 
-from lab import Scenario
+from lab import Scenario, actor, only
 
 Path(__file__).with_name("imported.txt").write_text("x")
 
 
 class Writes(Scenario):
     source = "tests/test_evidence_trust.py"
-    actors = ("a",)
-    expect = {"a": "DONE"}
+    outcomes = only(a="DONE")
 
+    @actor
     def a(self) -> object:
         return "DONE"
 '''
@@ -393,9 +393,9 @@ class TestTheAuditorRederives:
         (root / "scenarios").mkdir()
         for name, expect in (("fails", "COMMITTED"), ("passes", "DONE")):
             (root / "scenarios" / f"{name}.py").write_text(
-                f'"""A scenario that {name}."""\n\nfrom lab import Scenario\n\n\nclass It(Scenario):\n'
-                f'    source = "tests"\n    actors = ("a",)\n    expect = {{"a": "{expect}"}}\n\n'
-                "    def a(self) -> object:\n        return 'DONE'\n",
+                f'"""A scenario that {name}."""\n\nfrom lab import Scenario, actor, only\n\n\nclass It(Scenario):\n'
+                f'    source = "tests"\n    outcomes = only(a="{expect}")\n\n'
+                "    @actor\n    def a(self) -> object:\n        return 'DONE'\n",
                 encoding="utf-8",
             )
         monkeypatch.setattr(run, "ROOT", root)

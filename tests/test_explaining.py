@@ -14,10 +14,10 @@ import pytest
 from rich.console import Console
 
 from lab.render import print_counterexample
-from lab.scenarios.base import Grade
 from lab.scenarios.explaining import Explanation, Touch
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario, replay_scenario
 from lab.scenarios.loader import LoadedScenario, load
+from lab.scenarios.outcomes import Grade
 
 ROOT = Path(__file__).resolve().parent.parent
 VERSIONED = "lab/sessions/versioned.py"
@@ -25,12 +25,11 @@ VERSIONED = "lab/sessions/versioned.py"
 RACY_COUNTER = '''\
 """Racy: each actor reads a shared counter, then writes it back plus one; one increment can be lost."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class RacyCounter(Scenario):
     source = "tests/test_explaining.py: a lost update"
-    actors = ("a", "b")
     outcomes = (
         acceptable("both increments counted", hits=2),
         forbidden("one increment lost", hits=1),
@@ -43,9 +42,11 @@ class RacyCounter(Scenario):
         seen = self.counter["hits"]
         self.counter["hits"] = seen + 1
 
+    @actor
     def a(self) -> None:
         self._bump()
 
+    @actor
     def b(self) -> None:
         self._bump()
 
@@ -81,7 +82,7 @@ def _assert_swap_is_allowed(loaded: LoadedScenario, found: ScenarioExploration, 
         loaded, explanation.swapped.schedule, granularity=found.granularity, variant=found.variant or None
     )
     assert again.run_status == "FINISHED" and not again.failed_invariants
-    row = next(row for row in loaded.cls.outcome_table() if row.matches(again.observed))
+    row = next(row for row in loaded.cls.outcomes if row.matches(again.observed))
     assert row.grade is not Grade.FORBIDDEN
     assert (str(row.grade), row.reason, again.observed) == (
         explanation.swapped.grade,

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from lab import Granularity
 from lab.engine.schedule import schedule_string
 from lab.scenarios.exploring import ExploreVerdict, explore_scenario, replay_scenario
 from lab.scenarios.kill_matrix import build_kill_matrix, race_scenario
@@ -19,12 +20,11 @@ ROOT = Path(__file__).resolve().parent.parent
 # carries a backslash and a triple quote, which the saved docstring must survive.
 RACE = '''"""A tiny race whose FORBIDDEN row is reachable."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class Tiny(Scenario):
     source = "a test"
-    actors = ("a", "b")
     variants = {"Plain": list, "Also": list}
     outcomes = (
         acceptable("a first", order='a\\\\"""b'),
@@ -35,10 +35,12 @@ class Tiny(Scenario):
         self.lock = self.lab.lock("log.lock")
         self.log = self.variant()
 
+    @actor
     def a(self):
         with self.lock:
             self.log.append("a")
 
+    @actor
     def b(self):
         with self.lock:
             self.log.append("b")
@@ -84,6 +86,7 @@ class TestSavedFile:
         compile(text, str(path), "exec")
         assert max(len(line) for line in text.splitlines()) <= 120
         assert 'variant="Also"' in text and f'expect_broken=("{OUTCOME_INVARIANT}",)' in text
+        assert "pin=Pin(" in text and "outcomes=only(" in text
 
         pinned = _loaded(path)
         assert is_pinned(pinned.cls) and not race_scenario(pinned) and race_scenario(race)
@@ -117,8 +120,9 @@ class TestSavedFile:
         assert found.counterexample is not None
         replayed = replay_scenario(race, found.counterexample.schedule, granularity="line", variant="Also")
         pinned = _loaded(save_counterexample(tmp_path, "b_first_lines", found, replayed, race.cls.actors))
-        assert pinned.cls.granularity == "line"
-        again = replay_scenario(pinned, pinned.cls.schedule, granularity="line", variant="Also")
+        assert pinned.cls.pin is not None and pinned.cls.pin.granularity is Granularity.LINE
+        assert "granularity=Granularity.LINE" in (tmp_path / "b_first_lines.py").read_text("utf-8")
+        again = replay_scenario(pinned, pinned.cls.pin.schedule, granularity="line", variant="Also")
         assert again.run_status == "FINISHED", again.problem
         assert run_scenario(pinned).passed
 
@@ -140,13 +144,12 @@ class TestSavedFile:
 
 PINNED = '''"""A pinned schedule of tiny."""
 
-from lab import pinned_scenario
+from lab import Pin, only, pinned_scenario
 
 AFirst = pinned_scenario(
     "tiny",
-    schedule="{schedule}",
-    variant="Also",
-    expect={{"a": "DONE", "b": "DONE", "order": '{order}'}},
+    pin=Pin(schedule="{schedule}", variant="Also"),
+    outcomes=only(a="DONE", b="DONE", order='{order}'),
     {broken}
 )
 '''
@@ -157,25 +160,28 @@ class TestBadPins:
         ("call", "problem"),
         [
             (
-                'pinned_scenario("nowhere", schedule="0:01", expect={})',
+                'pinned_scenario("nowhere", pin=Pin("0:01"), outcomes=only())',
                 "pinned_scenario names 'nowhere', which does not load: nowhere.py: cannot be read",
             ),
             (
-                'pinned_scenario("tiny", schedule="0:01", variant="Nope", expect={})',
+                'pinned_scenario("tiny", pin=Pin("0:01", variant="Nope"), outcomes=only())',
                 "tiny has no variant 'Nope' (variants: Plain, Also)",
             ),
-            ('pinned_scenario("tiny", schedule="7:01", expect={})', "pinned_scenario schedule: schedule step 1"),
+            ('pinned_scenario("tiny", pin=Pin("7:01"), outcomes=only())', "pinned_scenario schedule: schedule step 1"),
             (
-                'pinned_scenario("tiny", schedule="0:01", granularity="both", expect={})',
+                'pinned_scenario("tiny", pin=Pin("0:01", granularity="both"), outcomes=only())',
                 "pinned_scenario granularity is one of probe, line",
             ),
-            ('pinned_scenario("pinned", schedule="0:01", expect={})', "which is itself pinned"),
+            ('pinned_scenario("pinned", pin=Pin("0:01"), outcomes=only())', "which is itself pinned"),
+            ('pinned_scenario("tiny", schedule="0:01", outcomes=only())', "unexpected keyword argument 'schedule'"),
+            ('pinned_scenario("tiny", pin="0:01", outcomes=only())', "needs pin=Pin(schedule=..."),
         ],
     )
     def test_a_bad_pin_is_one_line_and_the_file_is_broken(self, tmp_path: Path, call: str, problem: str) -> None:
         _write(tmp_path, "tiny", RACE)
         _write(tmp_path, "pinned", PINNED.format(schedule="0:01", order="ab", broken=""))
-        item = load(_write(tmp_path, "bad", f'"""A bad pin."""\n\nfrom lab import pinned_scenario\n\nBad = {call}\n'))
+        text = f'"""A bad pin."""\n\nfrom lab import Pin, only, pinned_scenario\n\nBad = {call}\n'
+        item = load(_write(tmp_path, "bad", text))
         assert isinstance(item, BrokenScenario)
-        assert "\n" not in item.problem and "raised ScenarioError on import" in item.problem
+        assert "\n" not in item.problem
         assert problem in item.problem, item.problem

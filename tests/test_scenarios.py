@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from lab import actor
 from lab.engine.trace import trace_digest
 from lab.scenarios.exploring import ExploreVerdict, explore_scenario
 from lab.scenarios.loader import BrokenScenario, LoadedScenario, load, load_all
@@ -61,7 +62,7 @@ class TestShippedScenarios:
     def test_scenario_passes(self, name: str, lab_explores: bool) -> None:
         """The scenario's every check holds; with ``pytest --lab-explore``, under every interleaving that matters."""
         loaded = _load(name)
-        if lab_explores and not loaded.cls.mutant and not loaded.cls.schedule:
+        if lab_explores and not loaded.cls.mutant and loaded.cls.pin is None:
             for granularity in ("probe", "line"):
                 found = explore_scenario(loaded, granularity=granularity)
                 assert found.verdict is ExploreVerdict.PASS, (granularity, found.problem, found.counterexample)
@@ -167,35 +168,84 @@ class TestBrokenScenarios:
         (tmp_path / "good.py").write_text((SCENARIOS / "out_of_order_commit.py").read_text(encoding="utf-8"))
         (tmp_path / "syntax.py").write_text('"""x"""\ndef (:\n')
         (tmp_path / "no_class.py").write_text('"""x"""\nimport lab\n')
-        (tmp_path / "no_doc.py").write_text(
-            "from lab import Scenario\nclass A(Scenario):\n    source='s'\n    actors=('a',)\n    def a(self): pass\n"
+        (tmp_path / "no_doc.py").write_text(_file("    @actor\n    def a(self): pass\n", doc=""))
+        (tmp_path / "no_actors.py").write_text(_file("    def a(self): pass\n"))
+        (tmp_path / "stray.py").write_text(_file("    @actor\n    def a(self): pass\n") + "@actor\ndef b(self): pass\n")
+        (tmp_path / "bad_blocked.py").write_text(
+            _file("    outcomes = only(run='DEADLOCK', blocked_on={'b': 'x'})\n    @actor\n    def a(self): pass\n")
         )
-        (tmp_path / "bad_expect.py").write_text(
-            '"""x"""\nfrom lab import Scenario\nclass A(Scenario):\n    source="s"\n    actors=("a",)\n'
-            '    expect={"b": "OK"}\n    def a(self): pass\n'
-        )
-        (tmp_path / "no_method.py").write_text(
-            '"""x"""\nfrom lab import Scenario\nclass A(Scenario):\n    source="s"\n    actors=("a",)\n'
-        )
+        (tmp_path / "bad_table.py").write_text(_file("    outcomes = only()[0]\n    @actor\n    def a(self): pass\n"))
         items = {item.name: item for item in load_all(tmp_path)}
         assert isinstance(items["good"], LoadedScenario)
         problems = {name: str(item) for name, item in items.items() if isinstance(item, BrokenScenario)}
         assert problems == {
-            "bad_expect": "bad_expect.py: expectations name 'b', which is not an actor (a)",
+            "bad_blocked": "bad_blocked.py: blocked_on names 'b', which is not an actor (a)",
+            "bad_table": "bad_table.py: outcomes is a table: only(...) for one outcome, or a tuple of "
+            "acceptable/interesting/forbidden rows",
+            "no_actors": "no_actors.py: A has no actors: decorate each method that runs as a thread with @actor",
             "no_class": "no_class.py: defines no Scenario subclass",
             "no_doc": "no_doc.py: has no module docstring: start the file with what the scenario teaches",
-            "no_method": "no_method.py: actor 'a' has no method A.a()",
+            "stray": "stray.py: @actor decorates b(), which is not a method of the Scenario class; indent it into "
+            "the class",
             "syntax": "syntax.py: syntax error at line 2: invalid syntax",
         }
         assert all("\n" not in text for text in problems.values())
+
+    @pytest.mark.parametrize(
+        ("body", "problem"),
+        [
+            ("    actors = ('a',)\n", "A.actors is gone: decorate each actor method with @actor"),
+            ("    expect = {'a': 'DONE'}\n", "A.expect is gone: write the one outcome in the table: outcomes = only("),
+            ("    expect_state = {'n': 1}\n", "A.expect_state is gone: write the final state in the table"),
+            ("    expect_run = 'DEADLOCK'\n", "A.expect_run is gone: write outcomes = only(run='DEADLOCK', ...)"),
+            (
+                "    expect_blocked = {}\n",
+                "A.expect_blocked is gone: write outcomes = only(run='DEADLOCK', blocked_on=",
+            ),
+            ("    schedule = '0:01'\n", "A.schedule is gone: write pin = Pin(schedule=..., granularity=..."),
+            ("    granularity = 'line'\n", "A.granularity is gone: write pin = Pin("),
+            ("    variant_name = 'x'\n", "A.variant_name is gone: write pin = Pin("),
+            (
+                "    @actor\n    @staticmethod\n    def b(): pass\n",
+                "@actor decorates a method (def name(self): ...), not",
+            ),
+            ("    @staticmethod\n    @actor\n    def b(): pass\n", "@actor A.b is not a plain method"),
+            ("    @actor\n    def b(self, x): pass\n", "@actor A.b must take self and nothing else"),
+            ("    @actor\n    def setup(self): pass\n", "@actor A.setup: an actor needs a public name of its own"),
+            ("    outcomes = only(run='HUNG')\n", "only(run='HUNG'): a scenario's run ends FINISHED or DEADLOCK"),
+            ("    outcomes = only(blocked_on={'a': 'x'})\n", "only(blocked_on=...) describes a deadlock"),
+        ],
+    )
+    def test_the_older_api_and_a_misused_actor_are_one_line(self, tmp_path: Path, body: str, problem: str) -> None:
+        """A retired attribute names its replacement; a misplaced @actor says what it needs; both in one line."""
+        path = tmp_path / "old.py"
+        path.write_text(_file(body + "    @actor\n    def a(self): pass\n"))
+        item = load(path)
+        assert isinstance(item, BrokenScenario)
+        assert "\n" not in item.problem and item.problem.startswith(problem), item.problem
+
+    def test_actors_are_numbered_in_the_order_they_are_defined(self, tmp_path: Path) -> None:
+        """Actor 0 is the first @actor method; a subclass adds its own after the inherited ones."""
+        path = tmp_path / "order.py"
+        path.write_text(
+            _file(
+                "    @actor\n    def zeta(self): pass\n    def helper(self): pass\n"
+                "    @actor\n    def alpha(self): pass\n"
+            )
+        )
+        loaded = _load_from(path)
+        assert loaded.cls.actors == ("zeta", "alpha")
+        more = type("More", (loaded.cls,), {"beta": actor(lambda self: None)})
+        assert more.actors == ("zeta", "alpha", "beta")
 
     @pytest.mark.timeout(10)
     def test_hold_on_unknown_actor_is_an_error_not_a_crash(self, tmp_path: Path) -> None:
         """A hold naming an actor that does not exist gives ERROR with one clear line."""
         (tmp_path / "typo.py").write_text(
-            '"""x"""\nfrom lab import Scenario\nclass A(Scenario):\n    source="s"\n    actors=("slow",)\n'
-            '    def setup(self):\n        self.lab.hold("slwo", at="p", until=self.lab.latch("l"))\n'
-            "    def slow(self): pass\n"
+            _file(
+                '    def setup(self):\n        self.lab.hold("slwo", at="p", until=self.lab.latch("l"))\n'
+                "    @actor\n    def slow(self): pass\n"
+            )
         )
         result = run_scenario(_load_from(tmp_path / "typo.py"))
         assert result.verdict is Verdict.ERROR
@@ -205,9 +255,10 @@ class TestBrokenScenarios:
     def test_latch_nobody_counts_down_fails_with_the_report(self, tmp_path: Path) -> None:
         """The common mistake, a latch nobody counts down, fails the scenario with the deadlock report."""
         (tmp_path / "forgot.py").write_text(
-            '"""x"""\nfrom lab import Scenario\nclass A(Scenario):\n    source="s"\n    actors=("a",)\n'
-            '    def setup(self):\n        self.done = self.lab.latch("done")\n'
-            "    def a(self):\n        self.done.wait()\n"
+            _file(
+                '    def setup(self):\n        self.done = self.lab.latch("done")\n'
+                "    @actor\n    def a(self):\n        self.done.wait()\n"
+            )
         )
         result = run_scenario(_load_from(tmp_path / "forgot.py"))
         assert result.verdict is Verdict.FAIL
@@ -215,6 +266,60 @@ class TestBrokenScenarios:
             "got DEADLOCK: deadlock: a waits for latch 'done' still needs 1 count_down"
         ]
         assert result.blocked[0].waits_for == "latch 'done' still needs 1 count_down"
+
+
+class TestOutcomeTable:
+    @pytest.mark.timeout(10)
+    def test_a_one_row_table_is_graded_key_by_key(self) -> None:
+        """only(...) gives one check per key, in the order run, actors, state, blocked: as the records keep them."""
+        result = run_scenario(_load("synchronized_fast_first_deadlocks"))
+        assert [(c.kind, c.name) for c in result.checks] == [
+            ("run", "run ends DEADLOCK"),
+            ("outcome", "slow -> BLOCKED"),
+            ("outcome", "fast -> BLOCKED"),
+            ("state", "state history == []"),
+            ("state", "state transport_calls == 1"),
+            ("blocked", "slow blocked on latch 'fast-committed' still needs 1 count_down"),
+            ("blocked", "fast blocked on lock 'chat.lock' held by slow"),
+        ]
+        assert result.expect == {"slow": "BLOCKED", "fast": "BLOCKED"}
+
+    @pytest.mark.timeout(10)
+    def test_a_wrong_key_names_itself(self, tmp_path: Path) -> None:
+        """A one-row table that does not hold fails on the very key that is wrong."""
+        text = (SCENARIOS / "out_of_order_commit.py").read_text(encoding="utf-8")
+        (tmp_path / "wrong.py").write_text(text.replace('slow="STALE"', 'slow="COMMITTED"', 1))
+        result = run_scenario(_load_from(tmp_path / "wrong.py"))
+        assert [(c.name, c.reason) for c in result.checks if not c.passed] == [("slow -> COMMITTED", "got STALE")]
+
+    def test_a_race_table_has_no_per_actor_expectation(self) -> None:
+        """A race scenario's table is graded as a whole: one table check, and no expected outcome per actor."""
+        result = run_scenario(_load("race_two_requests"))
+        assert result.expect == {} and [c.name for c in result.checks if c.kind == "table"] == [
+            "the outcome is in the table"
+        ]
+
+
+class TestWire:
+    def test_wire_builds_the_session_with_the_labs_lock_and_probe(self) -> None:
+        """wire(cls, "s1") passes lock s1.lock and probe s1; name= overrides; a non-string first argument needs it."""
+        from lab import ScenarioError, TransactionalChat, VersionedSession
+        from lab.engine.scheduler import Scheduler
+        from lab.scenarios.base import Lab
+
+        lab = Lab(Scheduler())
+        session = lab.wire(VersionedSession, "s1", max_rounds=2)
+        assert (session.session_id, session.max_rounds) == ("s1", 2)
+        again = lab.wire(VersionedSession, "s1", name="worker")
+        assert again.session_id == "s1"
+        with pytest.raises(ScenarioError, match=r"two lab objects are named 's1\.lock'"):
+            lab.wire(VersionedSession, "s1")
+        with pytest.raises(ScenarioError, match=r"wire\(TransactionalChat, \.\.\.\) needs name="):
+            lab.wire(TransactionalChat, lab.transport("model"))
+
+
+def _file(body: str, *, doc: str = '"""x"""\n') -> str:
+    return f'{doc}from lab import Scenario, actor, only\nclass A(Scenario):\n    source="s"\n{body}'
 
 
 def _load_from(path: Path) -> LoadedScenario:

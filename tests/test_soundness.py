@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.engine.scheduler import DecisionPoint
+from lab.engine.policies import DecisionPoint
 from lab.scenarios.exploring import (
     EXPLORE_WATCHDOG_SECONDS,
     ExploreVerdict,
@@ -160,7 +160,7 @@ def test_every_program_is_listed_and_loads() -> None:
     assert len(RACY) >= 20
     for name in PROGRAM_NAMES:
         loaded = _program(name)
-        assert loaded.cls.outcome_table(), f"{name} declares no outcomes"
+        assert loaded.cls.outcomes, f"{name} declares no outcomes"
         first_line = loaded.lesson
         assert first_line.startswith("Correct twin of" if name in TWINS else "Racy"), f"{name}: {first_line}"
 

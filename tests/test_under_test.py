@@ -16,14 +16,13 @@ from lab.scenarios.under_test import files_under_test, modules_under_test
 _SCENARIO = '''
 """A counter bumped through a helper module next to the scenario: the helper is under test without being named."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 import {helper} as helper
 
 
 class Bump(Scenario):
     source = "tests: modules under test"
-    actors = ("a", "b")
     {extra}
     outcomes = (
         acceptable("both bumps counted", total=2),
@@ -33,9 +32,11 @@ class Bump(Scenario):
     def setup(self) -> None:
         self.box = helper.Box()
 
+    @actor
     def a(self) -> None:
         helper.bump(self.box)
 
+    @actor
     def b(self) -> None:
         helper.bump(self.box)
 

@@ -6,7 +6,7 @@ exactly one worker commits; without it (``RacyStore``) both can read version 0, 
 commit: a lost update. Used by ``bench/bench_reduction.py``; not a lesson of its own.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class CheckedStore:
@@ -40,7 +40,6 @@ class RacyStore(CheckedStore):
 
 class CheckThenAct(Scenario):
     source = "the classic check-then-act race (read the version, commit if unchanged)"
-    actors = ("a", "b")  # bench/bench_reduction.py also explores it with workers c and d added
     variants = {"CheckedStore": CheckedStore, "RacyStore": RacyStore}  # noqa: RUF012 (a lesson-style literal)
     outcomes = (
         acceptable("every commit was built on the version it replaced", lost_update=False),
@@ -50,9 +49,11 @@ class CheckThenAct(Scenario):
     def setup(self) -> None:
         self.store = self.variant(self.lab.lock("store.lock"))
 
+    @actor
     def a(self) -> bool:
         return self.store.commit_if(self.store.version, "a")
 
+    @actor
     def b(self) -> bool:
         return self.store.commit_if(self.store.version, "b")
 

@@ -5,12 +5,11 @@ four requesters). Used by ``bench/bench_reduction.py`` to see how exploration gr
 lesson of its own.
 """
 
-from lab import CommitStatus, Reply, Scenario, VersionedSession, acceptable, forbidden
+from lab import CommitStatus, Reply, Scenario, VersionedSession, acceptable, actor, forbidden
 
 
 class ManyRequests(Scenario):
     source = "article 003, sections 1-2, with more requesters"
-    actors = ("r1", "r2")  # bench/bench_reduction.py adds r3 and r4
     outcomes = (
         acceptable("every committed answer was built on the version it replaced", same_version=False),
         forbidden("two answers built on one version were both committed", same_version=True),
@@ -31,9 +30,11 @@ class ManyRequests(Scenario):
             self.committed[who] = ticket.version
         return status
 
+    @actor
     def r1(self) -> CommitStatus:
         return self._request("r1")
 
+    @actor
     def r2(self) -> CommitStatus:
         return self._request("r2")
 

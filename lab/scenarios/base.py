@@ -1,27 +1,28 @@
-"""What a scenario file is made of: a :class:`Scenario` subclass, and the :class:`Lab` it builds its world with.
+"""What a scenario file is made of: a :class:`Scenario` subclass, its ``@actor`` methods, and the :class:`Lab`.
 
 A scenario reads top to bottom like a lesson: the module docstring says what it teaches and where it comes from;
-``setup`` builds the session and the latches; one method per actor says what each thread does; class attributes say
-what must come out. The engine never sees chat sessions, only actors, primitives and probe points; the scenario
-wires the two together through :class:`Lab`.
+``setup`` builds the session and the latches; one ``@actor`` method per thread says what it does; ``outcomes`` says
+what must come out (see :mod:`lab.scenarios.outcomes`). The engine never sees chat sessions, only actors,
+primitives and probe points; the scenario wires the two together through :class:`Lab`.
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
-from types import FrameType
-from typing import Any, ClassVar
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
 
+from lab.engine.granularity import Granularity
 from lab.engine.primitives import Barrier, Event, LabLock, Latch, ProbeHook, Probes
 from lab.engine.scheduler import Scheduler
 from lab.engine.trace import Json, TraceEvent
 from lab.errors import ScenarioError
-from lab.sessions.transactional import TransactionalChat
-from lab.sessions.versioned import VersionedSession
+from lab.scenarios.outcomes import Outcome, only
 from lab.transport.scripted import ScriptedTransport, Step
+
+T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Lab:
@@ -31,8 +32,9 @@ class Lab:
     within a scenario, so a trace line always points at one thing.
     """
 
-    def __init__(self, scheduler: Scheduler) -> None:
+    def __init__(self, scheduler: Scheduler, scenario: type[Scenario] | None = None) -> None:
         self._scheduler = scheduler
+        self._scenario = scenario
         self._probes = Probes(scheduler)
         self._names: set[str] = set()
         self._transports: list[ScriptedTransport] = []
@@ -56,6 +58,22 @@ class Lab:
     def probe(self, obj: str) -> ProbeHook:
         """A probe hook for the object named ``obj``; pass it as the session's ``probe=``."""
         return self._probes.hook(obj)
+
+    def wire(self, factory: Callable[..., T], *args: Any, name: str | None = None, **kwargs: Any) -> T:
+        """``factory(*args, **kwargs)`` built with this lab's lock ``NAME.lock`` and probe ``NAME``, in one call.
+
+        ``self.lab.wire(VersionedSession, "s1", max_rounds=2)`` is
+        ``VersionedSession("s1", max_rounds=2, lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))``: the
+        session's every lock operation and probe point shows in the trace. ``name`` defaults to the first argument
+        when it is a string (the session id); say it when it is not (``wire(TransactionalChat, model,
+        name="chat")``) or when two objects share an id (``wire(self.variant, "s1", store=store, name=who)``).
+        """
+        if name is None:
+            if not args or not isinstance(args[0], str):
+                shown = getattr(factory, "__name__", type(factory).__name__)
+                raise ScenarioError(f"wire({shown}, ...) needs name=...: the lab names the lock and probe after it")
+            name = args[0]
+        return factory(*args, lock=self.lock(f"{name}.lock"), probe=self.probe(name), **kwargs)
 
     def hold(self, actor: str, at: str, *, until: Latch) -> None:
         """Park ``actor`` at probe point ``at`` until ``until`` opens ("hold slow at commit:enter").
@@ -110,23 +128,12 @@ class Lab:
     def _check_point(self, what: str, actor: str, point: str) -> None:
         """Refuse a probe point that no code under test announces: a misspelt hold would never fire.
 
-        The lab is handed to the scenario after it is built, so it learns which scenario it serves from the
-        caller: the nearest frame whose ``self`` is a :class:`Scenario` (``setup`` or a helper it calls). Without
-        one (a lab driven by hand) only the lab's own sessions, mutants and transport count.
+        The runner builds the lab for one scenario class; a lab driven by hand (no class) checks against the lab's
+        own sessions, mutants and transport.
         """
         from lab.scenarios.probe_points import check_point  # it reads runner.line_files, and runner imports base
 
-        frame: FrameType | None = sys._getframe(2)
-        cls: type = Scenario
-        for _ in range(16):
-            if frame is None:
-                break
-            owner = frame.f_locals.get("self")
-            if isinstance(owner, Scenario):
-                cls = type(owner)
-                break
-            frame = frame.f_back
-        check_point(what, actor, point, cls)
+        check_point(what, actor, point, self._scenario or Scenario)
 
     def _claim(self, name: str) -> str:
         if name in self._names:
@@ -135,62 +142,47 @@ class Lab:
         return name
 
 
-class Grade(StrEnum):
-    """How an outcome is judged, the way jcstress grades results."""
+_ACTOR = "__lab_actor__"
+_RESERVED = frozenset({"setup", "observe", "invariants"})
+_RETIRED = {
+    "actors": "decorate each actor method with @actor (actor 0 is the first defined)",
+    "expect": "write the one outcome in the table: outcomes = only(slow='STALE', version=1, ...)",
+    "expect_state": "write the final state in the table: outcomes = only(slow='STALE', version=1, ...)",
+    "expect_run": "write outcomes = only(run='DEADLOCK', ...)",
+    "expect_blocked": "write outcomes = only(run='DEADLOCK', blocked_on={'slow': ...}, ...)",
+    "schedule": "write pin = Pin(schedule=..., granularity=..., variant=...)",
+    "granularity": "write pin = Pin(schedule=..., granularity=..., variant=...)",
+    "variant_name": "write pin = Pin(schedule=..., granularity=..., variant=...)",
+}
+"""Attributes of the older scenario API, and what replaces each (a scenario that still sets one gets this line)."""
 
-    ACCEPTABLE = "ACCEPTABLE"
-    """Allowed, and expected."""
-    INTERESTING = "INTERESTING"
-    """Allowed, but worth a look: a lesson in itself."""
-    FORBIDDEN = "FORBIDDEN"
-    """Must never happen: reaching it fails the scenario."""
+
+def actor(method: F) -> F:
+    """Mark a method of a :class:`Scenario` as an actor: it runs on its own thread, and what it returns is its
+    outcome. Actors are numbered in the order they are defined: actor 0 is the first ``@actor`` method."""
+    if not inspect.isfunction(method):
+        raise ScenarioError(f"@actor decorates a method (def name(self): ...), not {type(method).__name__}")
+    setattr(method, _ACTOR, True)
+    return method
+
+
+def is_actor(value: object) -> bool:
+    """True for a function marked with :func:`actor`."""
+    return inspect.isfunction(value) and bool(getattr(value, _ACTOR, False))
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """One row of an outcome table: what was observed (only the keys given are compared), its grade, and why.
+class Pin:
+    """One recorded schedule of a race scenario, replayed as it was recorded: a counterexample kept as a lesson.
 
-    Keys are actor names (their outcome), keys of ``observe()`` (final state), or ``run`` (FINISHED, DEADLOCK,
-    HUNG). A hang is HUNG, never STALE: STALE is a commit status.
+    ``granularity`` and ``variant`` are those the schedule was recorded at (see
+    :func:`lab.scenarios.pinning.pinned_scenario`); ``race`` is the race scenario's name.
     """
 
-    grade: Grade
-    reason: str
-    expect: Mapping[str, Json] = field(default_factory=dict)
-
-    def matches(self, observed: Mapping[str, Json]) -> bool:
-        """True when every key of this row has the observed value."""
-        return all(key in observed and observed[key] == value for key, value in self.expect.items())
-
-    def describe(self) -> str:
-        """The row's keys as ``slow=STALE, fast=COMMITTED, version=1``."""
-        return ", ".join(f"{key}={value}" for key, value in self.expect.items()) or "(anything)"
-
-
-def acceptable(reason: str, **expect: Json) -> Outcome:
-    """An ACCEPTABLE row: ``acceptable("fast committed first", fast="COMMITTED", slow="STALE")``."""
-    return Outcome(Grade.ACCEPTABLE, reason, expect)
-
-
-def interesting(reason: str, **expect: Json) -> Outcome:
-    """An INTERESTING row: allowed, and worth a look."""
-    return Outcome(Grade.INTERESTING, reason, expect)
-
-
-def forbidden(reason: str, **expect: Json) -> Outcome:
-    """A FORBIDDEN row: reaching it fails the scenario."""
-    return Outcome(Grade.FORBIDDEN, reason, expect)
-
-
-def versioned_state(session: VersionedSession) -> dict[str, Json]:
-    """What most scenarios observe of a versioned session: its version and the contents of its history."""
-    version, history = session.snapshot()
-    return {"version": version, "history": [message.content for message in history]}
-
-
-def chat_state(chat: TransactionalChat) -> dict[str, Json]:
-    """What most scenarios observe of a transactional chat: the contents of its committed history."""
-    return {"history": [message.content for message in chat.snapshot()]}
+    schedule: str
+    granularity: Granularity = Granularity.PROBE
+    variant: str = ""
+    race: str = ""
 
 
 class Scenario:
@@ -198,56 +190,67 @@ class Scenario:
 
     Fill in:
 
-    - ``actors``: the names of the methods that run as actors, in order (the first is actor 0);
+    - ``source``: the article section the lesson comes from;
     - ``setup(self)``: build the world with ``self.lab``; store what the actors share on ``self``;
-    - one method per actor; what it returns is its outcome (a status such as ``CommitStatus.STALE``);
-    - ``expect``: the outcome each actor must get;
-    - ``observe(self)`` and ``expect_state``: the final state to compare (``{"version": 1}``);
+    - one ``@actor`` method per thread, in the order they are numbered; what it returns is its outcome (a status
+      such as ``CommitStatus.STALE``);
+    - ``outcomes``: the outcome table. A latch-ordered scenario writes its one outcome with ``only(...)``
+      (actor outcomes, ``observe()`` keys, ``run="DEADLOCK"`` and ``blocked_on`` when the deadlock is the
+      lesson); a *race* scenario leaves the order to the explorer and lists ``acceptable``, ``interesting`` and
+      ``forbidden`` rows;
+    - ``observe(self)``: the final state the table's keys are compared with;
     - ``invariants(self)``: ``(name, bool)`` pairs that must all hold at the end (a mutant lists in
-      ``expect_broken`` the ones it is meant to break);
-    - ``expect_run``: ``"FINISHED"`` (the default) or ``"DEADLOCK"`` when the deadlock is the lesson, with
-      ``expect_blocked`` saying what each stuck actor waits for.
+      ``expect_broken`` the ones it is meant to break, and sets ``mutant = True``).
 
-    A *race* scenario leaves the order to the explorer: instead of latches and ``expect`` it declares ``outcomes``,
-    a table of :class:`Outcome` rows, and may list ``variants``, the session classes it can be run over (the first
-    is the correct one; ``self.variant`` is the class chosen for this run). ``line_modules`` names extra modules
-    whose every line is a scheduling point at line granularity.
-
-    A *pinned* scenario (see :func:`lab.scenarios.pinning.pinned_scenario`) replays one recorded ``schedule`` of a
-    race scenario at its ``granularity`` and ``variant_name``: a counterexample kept as a lesson.
+    A race scenario may list ``variants``, the session classes it can be run over (the first is the correct one;
+    ``self.variant`` is the class chosen for this run). ``line_modules`` names extra modules whose every line is a
+    scheduling point at line granularity. A *pinned* scenario (see :func:`lab.scenarios.pinning.pinned_scenario`)
+    replays its ``pin``, one recorded schedule of a race scenario.
     """
 
     source: ClassVar[str] = ""
-    actors: ClassVar[Sequence[str]] = ()
-    expect: ClassVar[Mapping[str, str]] = {}
-    expect_state: ClassVar[Mapping[str, Json]] = {}
-    expect_run: ClassVar[str] = "FINISHED"
-    expect_blocked: ClassVar[Mapping[str, str]] = {}
+    outcomes: ClassVar[Sequence[Outcome]] = only()
     mutant: ClassVar[bool] = False
-    outcomes: ClassVar[Sequence[Outcome]] = ()
     variants: ClassVar[Mapping[str, Any]] = {}
     line_modules: ClassVar[Sequence[str]] = ()
     expect_broken: ClassVar[Sequence[str]] = ()
-    schedule: ClassVar[str] = ""
-    granularity: ClassVar[str] = "probe"
-    variant_name: ClassVar[str] = ""
+    pin: ClassVar[Pin | None] = None
+    actors: ClassVar[tuple[str, ...]] = ()
+    """The ``@actor`` methods' names, in order (derived from the class: never set it)."""
 
     lab: Lab
     variant: Any = None
 
-    @classmethod
-    def outcome_table(cls) -> tuple[Outcome, ...]:
-        """The declared table, or for a latch-ordered scenario the one outcome its latches must leave."""
-        if cls.outcomes:
-            return tuple(cls.outcomes)
-        expect: dict[str, Json] = {"run": cls.expect_run, **cls.expect, **cls.expect_state}
-        return (Outcome(Grade.ACCEPTABLE, "the one outcome this scenario's latches teach", expect),)
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = dict(cls.__dict__)
+        for old, new in _RETIRED.items():
+            if old in own:
+                raise ScenarioError(f"{cls.__name__}.{old} is gone: {new}")
+        found = list(cls.actors)
+        for name, value in own.items():
+            wrapped = getattr(value, "__func__", None) or getattr(value, "fget", None)
+            if not inspect.isfunction(value) and is_actor(wrapped):
+                raise ScenarioError(f"@actor {cls.__name__}.{name} is not a plain method (def {name}(self): ...)")
+            if not is_actor(value):
+                continue
+            if name in _RESERVED or name.startswith("_"):
+                raise ScenarioError(f"@actor {cls.__name__}.{name}: an actor needs a public name of its own")
+            required = [p for p in inspect.signature(value).parameters.values() if p.default is p.empty]
+            if len(required) != 1 or required[0].kind not in (
+                required[0].POSITIONAL_ONLY,
+                required[0].POSITIONAL_OR_KEYWORD,
+            ):
+                raise ScenarioError(f"@actor {cls.__name__}.{name} must take self and nothing else")
+            if name not in found:
+                found.append(name)
+        cls.actors = tuple(found)
 
     def setup(self) -> None:
         """Build the world: sessions, transports, latches, holds."""
 
     def observe(self) -> Mapping[str, Json]:
-        """The final state to record and compare with ``expect_state``."""
+        """The final state the outcome table's keys are compared with."""
         return {}
 
     def invariants(self) -> Iterable[tuple[str, bool]]:

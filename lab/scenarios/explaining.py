@@ -38,11 +38,13 @@ from pathlib import Path
 from typing import Any
 
 from lab.engine.footprint import Entry, Footprint, conflict, describe_entry, entries_conflict
+from lab.engine.granularity import Granularity
+from lab.engine.policies import DecisionPoint, KeepCurrent
+from lab.engine.run import RunResult
 from lab.engine.schedule import ReplayPolicy, schedule_string
-from lab.engine.scheduler import DecisionPoint, KeepCurrent, RunResult
 from lab.engine.trace import Json
-from lab.scenarios.base import Grade, Outcome
 from lab.scenarios.loader import LoadedScenario
+from lab.scenarios.outcomes import Grade, Outcome
 from lab.scenarios.runner import ScenarioResult, Verdict, run_scenario
 
 MAX_SWAPS = 64
@@ -264,7 +266,7 @@ def explain_failure(
     loaded: LoadedScenario,
     schedule: str,
     *,
-    granularity: str = "probe",
+    granularity: str = Granularity.PROBE,
     variant: str | None = None,
     run: RunResult | None = None,
     max_swaps: int = MAX_SWAPS,
@@ -294,7 +296,7 @@ def explain_failure(
     roots = (_ROOT, loaded.path.resolve().parent.parent)  # a scenario sits in <checkout>/scenarios/
     found = [_race(run, actors, i, j, roots) for i, j in sorted(races, key=lambda pair: (-pair[1], -pair[0]))]
     swaps = list(dict.fromkeys(race.exchanged for race in found))
-    table = loaded.cls.outcome_table()
+    table = tuple(loaded.cls.outcomes)
     for tried, (a, b) in enumerate(swaps[:max_swaps], 1):
         order, strict = _swapped_order(actors, clocks, a, b)
         policy = _FollowThenDefault(order, strict)
@@ -557,7 +559,7 @@ def _shown(filename: str, roots: Sequence[Path]) -> str:
 
 def replay_command(name: str, schedule: str, granularity: str, variant: str) -> str:
     """The ``run.py --replay`` command of ``schedule``, with the same flags a counterexample's command has."""
-    flags = f" --granularity {granularity}" if granularity != "probe" else ""
+    flags = f" --granularity {granularity}" if granularity != Granularity.PROBE else ""
     flags += f" --variant {variant}" if variant else ""
     return f"python run.py --replay {name}:{schedule}{flags}"
 

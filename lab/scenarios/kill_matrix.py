@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from lab.engine.granularity import Granularity
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario
 from lab.scenarios.loader import LoadedScenario
 
-GRANULARITIES = ("probe", "line")
+GRANULARITIES = (Granularity.PROBE, Granularity.LINE)
+"""The granularities the kill matrix explores each cell at (instruction granularity is for a closer look)."""
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,7 @@ def build_kill_matrix(
 ) -> KillMatrix:
     """Explore every race scenario over each of its variants at each granularity.
 
-    A pinned counterexample (a scenario with a recorded ``schedule``) inherits its race's ``variants`` but is not a
+    A pinned counterexample (a scenario with a ``pin``) inherits its race's ``variants`` but is not a
     race: explored, its one-row table would make the correct variant look killed. It is left out.
     """
     races = [race for race in races if race_scenario(race)]
@@ -121,7 +123,7 @@ def build_kill_matrix(
 
 def race_scenario(item: LoadedScenario) -> bool:
     """True for a scenario the kill matrix explores: it lists session variants and is not pinned to a schedule."""
-    return bool(item.cls.variants) and not item.cls.schedule
+    return bool(item.cls.variants) and item.cls.pin is None
 
 
 def _cell(found: ScenarioExploration) -> KillCell:

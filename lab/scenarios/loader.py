@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from lab.scenarios.base import Scenario
+from lab.errors import ScenarioError
+from lab.scenarios.base import Scenario, is_actor
+from lab.scenarios.outcomes import RUN_STATUSES, Outcome
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _SOURCE = "__lab_scenario_source__"
@@ -82,6 +84,9 @@ def load(path: Path) -> LoadedScenario | BrokenScenario:
         sys.modules[module_name] = module
         try:
             exec(code, module.__dict__)
+        except ScenarioError as error:  # the scenario API's own complaint (an @actor misused, a retired attribute)
+            del sys.modules[module_name]
+            return BrokenScenario(name, path, str(error).splitlines()[0])
         except Exception as error:
             del sys.modules[module_name]
             return BrokenScenario(name, path, f"raised {type(error).__name__} on import: {error}".splitlines()[0])
@@ -92,7 +97,7 @@ def load(path: Path) -> LoadedScenario | BrokenScenario:
     description = inspect.cleandoc(module.__doc__ or "")
     if not description:
         return BrokenScenario(name, path, "has no module docstring: start the file with what the scenario teaches")
-    problem = _check_class(cls)
+    problem = _check_class(cls) or _stray_actor(module.__dict__)
     if problem:
         return BrokenScenario(name, path, problem)
     return LoadedScenario(name, path, cls, description)
@@ -126,7 +131,7 @@ def _already_loaded(module_name: str, path: Path, source: str) -> ModuleType | N
     if os.path.realpath(str(getattr(module, "__file__", ""))) != os.path.realpath(path):
         return None
     _problem, cls = _find_class(module.__dict__)
-    if cls is None or cls.schedule:
+    if cls is None or cls.pin is not None:
         return None
     return module
 
@@ -149,23 +154,42 @@ def _find_class(namespace: dict[str, object]) -> tuple[str, type[Scenario] | Non
 
 def _check_class(cls: type[Scenario]) -> str:
     if not cls.actors:
-        return f"{cls.__name__} lists no actors"
-    if len(set(cls.actors)) != len(cls.actors):
-        return f"{cls.__name__} lists an actor twice"
-    for actor in cls.actors:
-        if not callable(getattr(cls, actor, None)):
-            return f"actor {actor!r} has no method {cls.__name__}.{actor}()"
-    for actor in [*cls.expect, *cls.expect_blocked]:
-        if actor not in cls.actors:
-            return f"expectations name {actor!r}, which is not an actor ({', '.join(cls.actors)})"
-    if cls.expect_run not in {"FINISHED", "DEADLOCK"}:
-        return f"expect_run is {cls.expect_run!r}; use 'FINISHED' or 'DEADLOCK'"
+        return f"{cls.__name__} has no actors: decorate each method that runs as a thread with @actor"
     if not cls.source:
         return f"{cls.__name__} has no source: say which article section it comes from"
+    problem = _check_table(cls)
+    if problem:
+        return problem
     for module in cls.line_modules:
         problem = _unimportable(module)
         if problem:
             return f"line_modules names {module!r}, {problem}"
+    return ""
+
+
+def _check_table(cls: type[Scenario]) -> str:
+    """The outcome table is a sequence of rows, and the one row of ``only(...)`` stands alone."""
+    table = cls.outcomes
+    if isinstance(table, Outcome) or not all(isinstance(row, Outcome) for row in table):
+        return "outcomes is a table: only(...) for one outcome, or a tuple of acceptable/interesting/forbidden rows"
+    if not table:
+        return f"{cls.__name__}.outcomes is empty: write only(...) for the one outcome, or the race's rows"
+    if len(table) > 1 and any(row.exact for row in table):
+        return "only(...) is the whole table of a latch-ordered scenario: do not add rows to it"
+    for row in table:
+        for name in row.blocked_on:
+            if name not in cls.actors:
+                return f"blocked_on names {name!r}, which is not an actor ({', '.join(cls.actors)})"
+        if row.exact and row.expect.get("run") not in RUN_STATUSES:
+            return f"only(run=...) is {' or '.join(RUN_STATUSES)}"
+    return ""
+
+
+def _stray_actor(namespace: dict[str, object]) -> str:
+    """An ``@actor`` on a function that is not a scenario's method would never run: say so."""
+    for name, value in namespace.items():
+        if is_actor(value) and getattr(value, "__module__", None) == namespace.get("__name__"):
+            return f"@actor decorates {name}(), which is not a method of the Scenario class; indent it into the class"
     return ""
 
 

@@ -3,7 +3,8 @@
 When an exploration fails (a FORBIDDEN or undeclared outcome, or a broken invariant: over the correct session or
 over a mutant of the kill matrix), ``run.py --explore --save-scenario NAME`` writes ``scenarios/NAME.py``: a
 docstring that tells the interleaving step by step, and one call to :func:`pinned_scenario` naming the race
-scenario, the schedule string, the session variant and the outcome that schedule reaches. Run normally, the pinned
+scenario, its :class:`~lab.scenarios.base.Pin` (the schedule string, its granularity and the session variant) and
+the outcome that schedule reaches. Run normally, the pinned
 scenario replays exactly that interleaving and checks that outcome; if the code no longer follows the schedule, the
 replay stops and says where it diverged. A found race becomes a permanent, readable regression test.
 
@@ -15,19 +16,23 @@ line saying so, and :func:`lab.scenarios.kill_matrix.build_kill_matrix` leaves i
 
 from __future__ import annotations
 
+import dataclasses
+import keyword
 import sys
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from lab.engine.granularity import Granularity
 from lab.engine.schedule import parse_schedule
 from lab.engine.trace import Json, TraceEvent, sorted_detail
 from lab.errors import ScenarioError, UsageError
-from lab.scenarios.base import Grade, Outcome, Scenario
+from lab.scenarios.base import Pin, Scenario
 from lab.scenarios.exploring import ScenarioExploration
 from lab.scenarios.loader import LoadedScenario, load
-from lab.scenarios.runner import GRANULARITIES, ScenarioResult
+from lab.scenarios.outcomes import Grade, Outcome
+from lab.scenarios.runner import ScenarioResult
 from lab.scenarios.template import check_new_name, write_new_scenario_file
 from lab.scenarios.under_test import modules_under_test
 
@@ -38,39 +43,36 @@ saved lesson shows that exact bug as a passing check ("the bug shows: ...")."""
 
 
 def pinned_scenario(
-    race: str,
-    *,
-    schedule: str,
-    expect: Mapping[str, Json],
-    variant: str = "",
-    granularity: str = "probe",
-    expect_broken: Sequence[str] = (),
+    race: str, *, pin: Pin, outcomes: Sequence[Outcome], expect_broken: Sequence[str] = ()
 ) -> type[Scenario]:
-    """A scenario class that replays ``schedule`` of the race scenario ``race`` (a file beside the caller's).
+    """A scenario class that replays ``pin`` of the race scenario ``race`` (a file beside the caller's).
 
-    The class inherits the race's actors, setup and invariants. It declares no outcome table of its own (it
-    expects exactly ``expect``), adds :data:`OUTCOME_INVARIANT`, and keeps ``schedule``: the runner replays it,
-    ``run.py --explore`` leaves it out (there is one interleaving to run, and the normal run runs it), and the
+    The class inherits the race's actors, setup and invariants. Its table is ``outcomes``, the one row
+    (``only(...)``) the schedule reaches; it adds :data:`OUTCOME_INVARIANT`, and keeps the pin: the runner replays
+    it, ``run.py --explore`` leaves it out (there is one interleaving to run, and the normal run runs it), and the
     kill matrix never counts it as a race.
     """
-    caller = sys._getframe(1).f_globals
+    caller = sys._getframe(1).f_globals  # the race file sits beside the pinned file, wherever that was loaded from
     folder = Path(str(caller.get("__file__", "."))).resolve().parent
     loaded = load(folder / f"{race}.py")
     if not isinstance(loaded, LoadedScenario):
         raise ScenarioError(f"pinned_scenario names {race!r}, which does not load: {loaded}")
     base = loaded.cls
-    if base.schedule:
+    if base.pin is not None:
         raise ScenarioError(f"pinned_scenario names {race!r}, which is itself pinned; name the race it replays")
-    if granularity not in GRANULARITIES:
-        raise ScenarioError(f"pinned_scenario granularity is one of {', '.join(GRANULARITIES)}, not {granularity!r}")
-    if variant and variant not in base.variants:
-        raise ScenarioError(f"{race} has no variant {variant!r} (variants: {', '.join(base.variants) or 'none'})")
+    if not isinstance(pin, Pin):
+        raise ScenarioError("pinned_scenario needs pin=Pin(schedule=..., granularity=..., variant=...)")
+    if pin.granularity not in tuple(Granularity):
+        known = ", ".join(Granularity)
+        raise ScenarioError(f"pinned_scenario granularity is one of {known}, not {pin.granularity!r}")
+    if pin.variant and pin.variant not in base.variants:
+        known = ", ".join(base.variants) or "none"
+        raise ScenarioError(f"{race} has no variant {pin.variant!r} (variants: {known})")
     try:
-        parse_schedule(schedule, base.actors)
+        parse_schedule(pin.schedule, base.actors)
     except UsageError as error:
         raise ScenarioError(f"pinned_scenario schedule: {error}") from None
-    actors = set(base.actors)
-    table = base.outcome_table()
+    table = tuple(base.outcomes)
 
     def invariants(self: Scenario) -> Iterable[tuple[str, bool]]:
         yield from base.invariants(self)
@@ -79,17 +81,11 @@ def pinned_scenario(
 
     attributes: dict[str, Any] = {
         "__module__": caller.get("__name__", __name__),
-        "schedule": schedule,
-        "granularity": granularity,
-        "variant_name": variant,
-        "outcomes": (),
-        "expect_run": str(expect.get("run", "FINISHED")),
-        "expect": {key: value for key, value in expect.items() if key in actors},
-        "expect_state": {key: value for key, value in expect.items() if key not in actors and key != "run"},
+        "pin": dataclasses.replace(pin, granularity=Granularity(pin.granularity), race=race),
+        "outcomes": tuple(outcomes),
         "expect_broken": tuple(expect_broken),
-        "mutant": bool(variant) and variant != next(iter(base.variants), variant),
+        "mutant": bool(pin.variant) and pin.variant != next(iter(base.variants), pin.variant),
         "invariants": invariants,
-        "pinned_race": race,
         # The race's code under test, so that line and instruction schedules replay at the same points they were
         # recorded at (the pinned file itself runs no code of its own in the actors).
         "line_modules": tuple(modules_under_test(base)),
@@ -99,14 +95,16 @@ def pinned_scenario(
 
 def is_pinned(cls: type[Scenario]) -> bool:
     """True for a pinned counterexample: it replays one recorded schedule, so there is nothing to explore."""
-    return bool(cls.schedule)
+    return cls.pin is not None
 
 
 def describe_pin(cls: type[Scenario]) -> str:
     """``one schedule of race_two_requests (variant CheckOutsideLockSession, probe granularity)``."""
-    race = getattr(cls, "pinned_race", "") or "its race"
-    variant = f"variant {cls.variant_name}, " if cls.variant_name else ""
-    return f"one schedule of {race} ({variant}{cls.granularity} granularity)"
+    pin = cls.pin
+    if pin is None:
+        return "not pinned"
+    variant = f"variant {pin.variant}, " if pin.variant else ""
+    return f"one schedule of {pin.race or 'its race'} ({variant}{pin.granularity} granularity)"
 
 
 def outcome_allowed(table: Sequence[Outcome], observed: Mapping[str, Json]) -> bool:
@@ -164,14 +162,12 @@ def counterexample_source(
         *("    " + row for row in interleaving_lines(replayed.trace, actors, width)),
         '"""',
         "",
-        "from lab import pinned_scenario",
+        "from lab import Granularity, Pin, only, pinned_scenario",
         "",
         f"{_class_name(name)} = pinned_scenario(",
         f"    {_py(exploration.name)},",
-        f"    schedule={_py(example.schedule)},",
-        f"    variant={_py(exploration.variant)},",
-        f"    granularity={_py(exploration.granularity)},",
-        *_argument("expect", "{", "}", [f"{_py(k)}: {_py(v)}" for k, v in example.observed.items()]),
+        *_argument("pin", "Pin(", ")", [f"schedule={_py(example.schedule)}", *_pin_rest(exploration)]),
+        *_argument("outcomes", "only(", ")", _keywords(example.observed)),
     ]
     if broken:
         lines += _argument("expect_broken", "(", ")", [_py(item) for item in broken], tuple_=True)
@@ -190,6 +186,26 @@ def save_counterexample(
         )
     text = counterexample_source(name, exploration, replayed, actors)
     return write_new_scenario_file(folder / f"{name}.py", text)
+
+
+def _pin_rest(exploration: ScenarioExploration) -> list[str]:
+    """The pin's granularity and variant, as they would be written by hand."""
+    return [
+        f"granularity=Granularity.{Granularity(exploration.granularity).name}",
+        f"variant={_py(exploration.variant)}",
+    ]
+
+
+def _keywords(observed: Mapping[str, Json]) -> list[str]:
+    """``only(...)``'s arguments for an observed outcome: ``key=value``, or ``**{"odd key": value}`` for a key that is
+    no Python name."""
+    plain = [f"{key}={_py(value)}" for key, value in observed.items() if _is_name(key)]
+    odd = {key: value for key, value in observed.items() if not _is_name(key)}
+    return plain + ([f"**{_py(odd)}"] if odd else [])
+
+
+def _is_name(key: str) -> bool:
+    return key.isidentifier() and not keyword.iskeyword(key) and key != "blocked_on"
 
 
 def _row_allows(exploration: ScenarioExploration, observed: Mapping[str, Json]) -> bool:

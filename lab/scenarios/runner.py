@@ -12,15 +12,19 @@ from enum import StrEnum
 from types import CodeType
 
 from lab.engine.accesses import Recording, start_recording
+from lab.engine.granularity import Granularity
 from lab.engine.instrument import InstrumentError, instrument_module
 from lab.engine.lines import LineTracer
+from lab.engine.policies import Policy
+from lab.engine.run import BlockedActor, RunResult, RunStatus
 from lab.engine.schedule import ReplayPolicy
-from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS, BlockedActor, Policy, RunResult, RunStatus, Scheduler
+from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS, Scheduler
 from lab.engine.standard import scheduler_aware_primitives
 from lab.engine.trace import Json, TraceEvent, sorted_detail
 from lab.errors import ScenarioError, UsageError
-from lab.scenarios.base import Grade, Lab, Scenario
+from lab.scenarios.base import Lab, Scenario
 from lab.scenarios.loader import LoadedScenario
+from lab.scenarios.outcomes import Grade, Outcome
 from lab.scenarios.under_test import files_to_trace, files_under_test, modules_under_test
 
 
@@ -71,7 +75,7 @@ class ScenarioResult:
     problem: str = ""
     seconds: float = 0.0
     variant: str = ""
-    granularity: str = "probe"
+    granularity: str = Granularity.PROBE
     run: RunResult | None = field(default=None, repr=False, compare=False)
     state_rows: tuple[tuple[int, Mapping[str, Json]], ...] = field(default=(), repr=False, compare=False)
 
@@ -111,7 +115,7 @@ def outcome_text(value: object) -> str:
     return str(getattr(value, "value", value))
 
 
-GRANULARITIES = ("probe", "line", "instruction")
+GRANULARITIES = tuple(Granularity)
 
 
 def run_scenario(
@@ -119,7 +123,7 @@ def run_scenario(
     *,
     policy: Policy | None = None,
     watchdog_seconds: float = DEFAULT_WATCHDOG_SECONDS,
-    granularity: str = "probe",
+    granularity: str = Granularity.PROBE,
     variant: str | None = None,
     record_accesses: bool = False,
     watch_states: bool = False,
@@ -132,21 +136,24 @@ def run_scenario(
     (the explorer needs it; line and instruction granularity always record).
     ``watch_states`` records ``observe()`` after each actor ends (replay prints these as state rows).
     """
-    if loaded.cls.schedule and policy is None:  # a pinned counterexample replays its recorded interleaving
-        policy = ReplayPolicy(loaded.cls.schedule, loaded.cls.actors)
-        granularity = loaded.cls.granularity
-        variant = variant or loaded.cls.variant_name or None
+    pin = loaded.cls.pin
+    if pin is not None and policy is None:  # a pinned counterexample replays its recorded interleaving
+        policy = ReplayPolicy(pin.schedule, loaded.cls.actors)
+        granularity = pin.granularity
+        variant = variant or pin.variant or None
     if granularity not in GRANULARITIES:
-        raise ValueError(f"granularity is one of {', '.join(GRANULARITIES)}, not {granularity!r}")
+        raise UsageError(f"granularity is one of {', '.join(GRANULARITIES)}, not {granularity!r}")
+    granularity = Granularity(granularity)
     scheduler = Scheduler(policy=policy, watchdog_seconds=watchdog_seconds, outcome_text=outcome_text)
-    recorder = _Recorder(loaded.cls, scheduler, granularity) if record_accesses or granularity != "probe" else None
+    record = record_accesses or granularity is not Granularity.PROBE
+    recorder = _Recorder(loaded.cls, scheduler, granularity) if record else None
     tracer = None
-    if granularity == "line" and recorder is not None:
+    if granularity is Granularity.LINE and recorder is not None:
         files = files_to_trace(loaded.cls)
         tracer = LineTracer(scheduler, files, recorder.codes_in(files))
         scheduler.set_actor_hooks(tracer.install, tracer.uninstall)
     scenario = loaded.cls()
-    scenario.lab = lab = Lab(scheduler)
+    scenario.lab = lab = Lab(scheduler, loaded.cls)
     variant_name = _pick_variant(loaded.cls, variant)
     if variant_name:
         scenario.variant = loaded.cls.variants[variant_name]
@@ -190,7 +197,7 @@ def run_scenario(
         mutant=loaded.cls.mutant,
         verdict=verdict,
         run_status=str(run.status),
-        expect=dict(loaded.cls.expect),
+        expect=expected_outcomes(loaded.cls),
         outcomes=dict(run.outcomes),
         state=state,
         checks=checks,
@@ -223,7 +230,7 @@ def line_files(cls: type[Scenario]) -> list[str]:
 class _Recorder:
     """Instruments the modules under test for one run and records each actor's accesses by object identity."""
 
-    def __init__(self, cls: type[Scenario], scheduler: Scheduler, granularity: str) -> None:
+    def __init__(self, cls: type[Scenario], scheduler: Scheduler, granularity: Granularity) -> None:
         try:
             self._modules = [instrument_module(name) for name in modules_under_test(cls)]
         except InstrumentError as error:
@@ -231,7 +238,9 @@ class _Recorder:
         codes: set[CodeType] = set()
         for module in self._modules:
             codes |= module.codes
-        self._recording = Recording(scheduler, every_access_schedules=granularity == "instruction", instrumented=codes)
+        self._recording = Recording(
+            scheduler, every_access_schedules=granularity is Granularity.INSTRUCTION, instrumented=codes
+        )
 
     def codes_in(self, files: list[str]) -> set[CodeType]:
         """The rewritten code objects of the modules whose (resolved) file is one of ``files``."""
@@ -273,23 +282,43 @@ def _pick_variant(cls: type[Scenario], variant: str | None) -> str:
     return variant
 
 
+def expected_outcomes(cls: type[Scenario]) -> dict[str, str]:
+    """What each actor must return, as the one row of ``only(...)`` says (empty for a race scenario's table)."""
+    row = _exact_row(cls)
+    if row is None:
+        return {}
+    return {actor: str(row.expect[actor]) for actor in row.expect if actor in cls.actors}
+
+
+def _exact_row(cls: type[Scenario]) -> Outcome | None:
+    table = tuple(cls.outcomes)
+    return table[0] if len(table) == 1 and table[0].exact else None
+
+
 def _grade(
     cls: type[Scenario], run: RunResult, state: Mapping[str, Json], invariants: list[tuple[str, bool]]
 ) -> tuple[Check, ...]:
-    checks = [_equal("run", f"run ends {cls.expect_run}", cls.expect_run, str(run.status), run.problem)]
+    """The checks of one run: how it ended, each actor, the final state and what deadlocked actors wait for (the
+    one row of ``only(...)``, key by key), or else the table row it matched; then every invariant."""
+    exact = _exact_row(cls)
+    wanted = dict(exact.expect) if exact is not None else {"run": "FINISHED"}
+    blocked_on = dict(exact.blocked_on) if exact is not None else {}
+    expect_run = str(wanted.pop("run", "FINISHED"))
+    checks = [_equal("run", f"run ends {expect_run}", expect_run, str(run.status), run.problem)]
     for actor in cls.actors:
-        if actor in cls.expect:
-            checks.append(_equal("outcome", f"{actor} -> {cls.expect[actor]}", cls.expect[actor], run.outcomes[actor]))
+        if actor in wanted:
+            checks.append(_equal("outcome", f"{actor} -> {wanted[actor]}", wanted[actor], run.outcomes[actor]))
         elif run.outcomes[actor] == "ERROR":
             checks.append(Check(f"{actor} does not raise", False, _last_line(run.errors.get(actor, "")), "outcome"))
-    for key, wanted in cls.expect_state.items():
-        checks.append(_equal("state", f"state {key} == {_short(wanted)}", wanted, state.get(key, "<not observed>")))
+    for key, value in wanted.items():
+        if key not in cls.actors:
+            checks.append(_equal("state", f"state {key} == {_short(value)}", value, state.get(key, "<not observed>")))
     blocked = {b.actor: b.waits_for for b in run.blocked}
-    for actor, waits_for in cls.expect_blocked.items():
+    for actor, waits_for in blocked_on.items():
         checks.append(
             _equal("blocked", f"{actor} blocked on {waits_for}", waits_for, blocked.get(actor, "<not blocked>"))
         )
-    if cls.outcomes:
+    if exact is None:
         observed = {"run": str(run.status), **run.outcomes, **state}
         row = next((row for row in cls.outcomes if row.matches(observed)), None)
         if row is None:
@@ -338,7 +367,7 @@ def _errored(loaded: LoadedScenario, problem: str, details: str, *, run: RunResu
         mutant=loaded.cls.mutant,
         verdict=Verdict.ERROR,
         run_status=str(run.status) if run is not None else "NOT_RUN",
-        expect=dict(loaded.cls.expect),
+        expect=expected_outcomes(loaded.cls),
         outcomes=dict(run.outcomes) if run is not None else {},
         state={},
         checks=(Check("scenario runs", False, problem, "run"),),

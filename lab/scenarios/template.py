@@ -16,30 +16,28 @@ Say here which article section it comes from and what a learner should notice in
 it is: two requests begin at version 0 (latch `second-began`), a latch makes `first` commit before `second`
 (latch `first-done`), and `second` comes back STALE. `python run.py --explore --out DIR --scenario {name}` checks
 that the latches leave this one outcome under every interleaving.
-Change the latch order, the expectations, or the session, and run it again:
+Change the latch order, the outcome, or the session, and run it again:
 
     python run.py --out evidence/try-{name} --scenario {name}
 """
 
-from lab import CommitStatus, Scenario, VersionedSession, is_whole_pairs
+from lab import CommitStatus, Scenario, VersionedSession, actor, is_whole_pairs, only
 
 
 class {cls}(Scenario):
     source = "article 003, section 1 (replace with yours)"
-    # The actors, in order: each is a method below and runs on its own thread.
-    actors = ("first", "second")
-    # The outcome each actor must get (what its method returns).
-    expect = {{"first": "COMMITTED", "second": "STALE"}}
-    # The final state observe() must report.
-    expect_state = {{"version": 1}}
+    # The one outcome the latches leave: each actor's status, then the final state observe() reports.
+    outcomes = only(first="COMMITTED", second="STALE", version=1)
 
     def setup(self) -> None:
-        # Inject the lab's lock and probe so every step of the session shows in the trace.
-        self.session = VersionedSession("s1", lock=self.lab.lock("s1.lock"), probe=self.lab.probe("s1"))
+        # The session gets the lab's lock and probe, so every step of it shows in the trace.
+        self.session = self.lab.wire(VersionedSession, "s1")
         # A latch nobody counts down is the most common mistake: the run then stops with a deadlock report.
         self.second_began = self.lab.latch("second-began")
         self.first_done = self.lab.latch("first-done")
 
+    # Each @actor method runs on its own thread; actor 0 is the first one defined.
+    @actor
     def first(self) -> CommitStatus:
         ticket = self.session.begin("r-first", "first question")
         self.second_began.wait()  # both must hold a version-0 ticket before anyone commits
@@ -47,6 +45,7 @@ class {cls}(Scenario):
         self.first_done.count_down()
         return status
 
+    @actor
     def second(self) -> CommitStatus:
         ticket = self.session.begin("r-second", "second question")
         self.second_began.count_down()
@@ -68,13 +67,16 @@ def check_new_name(name: str) -> None:
         raise UsageError(f"scenario name {name!r} must be lower_snake_case (letters, digits, underscores)")
 
 
+def template_text(name: str) -> str:
+    """The text of a new scenario file called ``name`` (a lesson that passes as it is, and explores clean)."""
+    check_new_name(name)
+    cls = "".join(part.capitalize() for part in name.split("_") if part)
+    return TEMPLATE.format(title=name.replace("_", " ").capitalize(), name=name, cls=cls)
+
+
 def write_template(folder: Path, name: str) -> Path:
     """Write ``folder/NAME.py`` from the template; refuses a bad name or an existing file."""
-    check_new_name(name)
-    path = folder / f"{name}.py"
-    cls = "".join(part.capitalize() for part in name.split("_") if part)
-    text = TEMPLATE.format(title=name.replace("_", " ").capitalize(), name=name, cls=cls)
-    return write_new_scenario_file(path, text)
+    return write_new_scenario_file(folder / f"{name}.py", template_text(name))
 
 
 def write_new_scenario_file(path: Path, text: str) -> Path:

@@ -3,12 +3,11 @@
 Two attribute names, one object: what conflicts is the list, not the names that reach it.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class AliasedAttributes(Scenario):
     source = "soundness suite: one list under two attribute names"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("the message was filed once", filed=1),
@@ -19,10 +18,12 @@ class AliasedAttributes(Scenario):
         self.inbox: list[str] = []
         self.archive = self.inbox
 
+    @actor
     def a(self) -> None:
         if "m1" not in self.inbox:
             self.inbox.append("m1")
 
+    @actor
     def b(self) -> None:
         if "m1" not in self.archive:
             self.archive.append("m1")

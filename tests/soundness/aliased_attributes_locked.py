@@ -1,11 +1,10 @@
 """Correct twin of aliased_attributes: both check-and-append steps run under one lab lock."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class AliasedAttributesLocked(Scenario):
     source = "soundness suite: one list under two attribute names"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("the message was filed once", filed=1),
@@ -17,11 +16,13 @@ class AliasedAttributesLocked(Scenario):
         self.archive = self.inbox
         self.guard = self.lab.lock("guard")
 
+    @actor
     def a(self) -> None:
         with self.guard:
             if "m1" not in self.inbox:
                 self.inbox.append("m1")
 
+    @actor
     def b(self) -> None:
         with self.guard:
             if "m1" not in self.archive:

@@ -3,7 +3,7 @@
 The table is a dict handed over as an argument: inside ``_close`` it is a local name, not an attribute.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 def _close(table: dict[str, str], name: str) -> None:
@@ -13,7 +13,6 @@ def _close(table: dict[str, str], name: str) -> None:
 
 class ArgumentDict(Scenario):
     source = "soundness suite: a dict passed as an argument"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("the file was closed once", a="DONE", b="DONE", open=0),
@@ -24,9 +23,11 @@ class ArgumentDict(Scenario):
     def setup(self) -> None:
         self.files = {"log": "open"}
 
+    @actor
     def a(self) -> None:
         _close(self.files, "log")
 
+    @actor
     def b(self) -> None:
         _close(self.files, "log")
 

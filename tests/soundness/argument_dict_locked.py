@@ -1,6 +1,6 @@
 """Correct twin of argument_dict: each actor closes the file under one lab lock."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 def _close(table: dict[str, str], name: str) -> None:
@@ -10,7 +10,6 @@ def _close(table: dict[str, str], name: str) -> None:
 
 class ArgumentDictLocked(Scenario):
     source = "soundness suite: a dict passed as an argument"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("the file was closed once", a="DONE", b="DONE", open=0),
@@ -22,10 +21,12 @@ class ArgumentDictLocked(Scenario):
         self.files = {"log": "open"}
         self.guard = self.lab.lock("guard")
 
+    @actor
     def a(self) -> None:
         with self.guard:
             _close(self.files, "log")
 
+    @actor
     def b(self) -> None:
         with self.guard:
             _close(self.files, "log")

@@ -3,12 +3,11 @@
 The actors never name the list: ``self.push`` is its ``append`` and ``self.size`` its ``__len__``.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class BoundMethod(Scenario):
     source = "soundness suite: bound methods of a shared list"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("exactly one item was pushed", size=1),
@@ -20,10 +19,12 @@ class BoundMethod(Scenario):
         self.push = items.append
         self.size = items.__len__
 
+    @actor
     def a(self) -> None:
         if self.size() == 0:
             self.push("a")
 
+    @actor
     def b(self) -> None:
         if self.size() == 0:
             self.push("b")

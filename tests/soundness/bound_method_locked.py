@@ -1,11 +1,10 @@
 """Correct twin of bound_method: the check and the push through bound methods run under one lab lock."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class BoundMethodLocked(Scenario):
     source = "soundness suite: bound methods of a shared list"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("exactly one item was pushed", size=1),
@@ -18,11 +17,13 @@ class BoundMethodLocked(Scenario):
         self.size = items.__len__
         self.guard = self.lab.lock("guard")
 
+    @actor
     def a(self) -> None:
         with self.guard:
             if self.size() == 0:
                 self.push("a")
 
+    @actor
     def b(self) -> None:
         with self.guard:
             if self.size() == 0:

@@ -1,11 +1,10 @@
 """Racy: ``if not self.items: self.items.append(x)``, two actors; the list that should hold one item holds two."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class CheckThenAct(Scenario):
     source = "soundness suite: check-then-act"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("a was first", items=["a"]),
@@ -17,10 +16,12 @@ class CheckThenAct(Scenario):
     def setup(self) -> None:
         self.items: list[str] = []
 
+    @actor
     def a(self) -> None:
         if not self.items:
             self.items.append("a")
 
+    @actor
     def b(self) -> None:
         if not self.items:
             self.items.append("b")

@@ -1,11 +1,10 @@
 """Correct twin of check_then_act: the check and the append run under one lab lock."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class CheckThenActLocked(Scenario):
     source = "soundness suite: check-then-act"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("a was first", items=["a"]),
@@ -18,11 +17,13 @@ class CheckThenActLocked(Scenario):
         self.items: list[str] = []
         self.guard = self.lab.lock("guard")
 
+    @actor
     def a(self) -> None:
         with self.guard:
             if not self.items:
                 self.items.append("a")
 
+    @actor
     def b(self) -> None:
         with self.guard:
             if not self.items:

@@ -3,7 +3,7 @@
 The total belongs to the class, not to any instance the scenario holds.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class _Counter:
@@ -12,7 +12,6 @@ class _Counter:
 
 class ClassAttribute(Scenario):
     source = "soundness suite: a class attribute"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("both increments landed", total=2),
@@ -22,10 +21,12 @@ class ClassAttribute(Scenario):
     def setup(self) -> None:
         _Counter.total = 0
 
+    @actor
     def a(self) -> None:
         n = _Counter.total
         _Counter.total = n + 1
 
+    @actor
     def b(self) -> None:
         n = _Counter.total
         _Counter.total = n + 1

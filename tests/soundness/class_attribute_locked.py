@@ -1,6 +1,6 @@
 """Correct twin of class_attribute: the class attribute is read and written under one lab lock."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class _Counter:
@@ -9,7 +9,6 @@ class _Counter:
 
 class ClassAttributeLocked(Scenario):
     source = "soundness suite: a class attribute"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("both increments landed", total=2),
@@ -20,11 +19,13 @@ class ClassAttributeLocked(Scenario):
         _Counter.total = 0
         self.guard = self.lab.lock("guard")
 
+    @actor
     def a(self) -> None:
         with self.guard:
             n = _Counter.total
             _Counter.total = n + 1
 
+    @actor
     def b(self) -> None:
         with self.guard:
             n = _Counter.total

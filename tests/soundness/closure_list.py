@@ -3,12 +3,11 @@
 The list is captured by the closure made in ``setup``: the actors reach it through no attribute of their own.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class ClosureList(Scenario):
     source = "soundness suite: a list captured by a closure"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("ann joined once", members=1),
@@ -28,9 +27,11 @@ class ClosureList(Scenario):
         self.join = join
         self.count = count
 
+    @actor
     def a(self) -> None:
         self.join("ann")
 
+    @actor
     def b(self) -> None:
         self.join("ann")
 

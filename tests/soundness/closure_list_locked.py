@@ -1,11 +1,10 @@
 """Correct twin of closure_list: the check and the append on the captured list run under one lab lock."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class ClosureListLocked(Scenario):
     source = "soundness suite: a list captured by a closure"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("ann joined once", members=1),
@@ -27,9 +26,11 @@ class ClosureListLocked(Scenario):
         self.join = join
         self.count = count
 
+    @actor
     def a(self) -> None:
         self.join("ann")
 
+    @actor
     def b(self) -> None:
         self.join("ann")
 

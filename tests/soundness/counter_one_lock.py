@@ -1,11 +1,10 @@
 """Correct twin of one_sided_lock and two_locks: both actors bump ``count`` under the same lab lock."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class CounterOneLock(Scenario):
     source = "soundness suite: one lock both sides take"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("both bumps landed", count=2),
@@ -16,11 +15,13 @@ class CounterOneLock(Scenario):
         self.count = 0
         self.guard = self.lab.lock("guard")
 
+    @actor
     def a(self) -> None:
         with self.guard:
             n = self.count
             self.count = n + 1
 
+    @actor
     def b(self) -> None:
         with self.guard:
             n = self.count

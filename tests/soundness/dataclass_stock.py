@@ -5,7 +5,7 @@
 
 from dataclasses import dataclass
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 @dataclass
@@ -15,7 +15,6 @@ class _Stock:
 
 class DataclassStock(Scenario):
     source = "soundness suite: a dataclass"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("the last unit was sold once", units=0),
@@ -25,10 +24,12 @@ class DataclassStock(Scenario):
     def setup(self) -> None:
         self.stock = _Stock(units=1)
 
+    @actor
     def a(self) -> None:
         if self.stock.units > 0:
             self.stock.units -= 1
 
+    @actor
     def b(self) -> None:
         if self.stock.units > 0:
             self.stock.units -= 1

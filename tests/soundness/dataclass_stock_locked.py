@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 @dataclass
@@ -12,7 +12,6 @@ class _Stock:
 
 class DataclassStockLocked(Scenario):
     source = "soundness suite: a dataclass"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("the last unit was sold once", units=0),
@@ -23,11 +22,13 @@ class DataclassStockLocked(Scenario):
         self.stock = _Stock(units=1)
         self.guard = self.lab.lock("guard")
 
+    @actor
     def a(self) -> None:
         with self.guard:
             if self.stock.units > 0:
                 self.stock.units -= 1
 
+    @actor
     def b(self) -> None:
         with self.guard:
             if self.stock.units > 0:

@@ -3,7 +3,7 @@
 The shared list is the default value of a parameter: every call that omits the argument gets the same list.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 _SEEN: list[str] = []
 
@@ -15,7 +15,6 @@ def _remember(page: str, seen: list[str] = _SEEN) -> None:
 
 class DefaultArgument(Scenario):
     source = "soundness suite: a mutable default argument"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("the page was remembered once", pages=1),
@@ -25,9 +24,11 @@ class DefaultArgument(Scenario):
     def setup(self) -> None:
         _SEEN.clear()
 
+    @actor
     def a(self) -> None:
         _remember("home")
 
+    @actor
     def b(self) -> None:
         _remember("home")
 

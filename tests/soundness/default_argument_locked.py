@@ -1,6 +1,6 @@
 """Correct twin of default_argument: each call that uses the shared default runs under one lab lock."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 _SEEN: list[str] = []
 
@@ -12,7 +12,6 @@ def _remember(page: str, seen: list[str] = _SEEN) -> None:
 
 class DefaultArgumentLocked(Scenario):
     source = "soundness suite: a mutable default argument"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("the page was remembered once", pages=1),
@@ -23,10 +22,12 @@ class DefaultArgumentLocked(Scenario):
         _SEEN.clear()
         self.guard = self.lab.lock("guard")
 
+    @actor
     def a(self) -> None:
         with self.guard:
             _remember("home")
 
+    @actor
     def b(self) -> None:
         with self.guard:
             _remember("home")

@@ -4,7 +4,7 @@ The attribute's name is a string argument on one side and a name in the source o
 the same.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class _Box:
@@ -14,7 +14,6 @@ class _Box:
 
 class GetattrSetattr(Scenario):
     source = "soundness suite: getattr/setattr"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("both hits counted", hits=2),
@@ -24,10 +23,12 @@ class GetattrSetattr(Scenario):
     def setup(self) -> None:
         self.box = _Box()
 
+    @actor
     def a(self) -> None:
         n = getattr(self.box, "hits")  # noqa: B009 -- the string-named access is the point of this program
         setattr(self.box, "hits", n + 1)  # noqa: B010
 
+    @actor
     def b(self) -> None:
         n = self.box.hits
         self.box.hits = n + 1

@@ -1,6 +1,6 @@
 """Correct twin of getattr_setattr: both actors bump ``box.hits`` under one lab lock."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class _Box:
@@ -10,7 +10,6 @@ class _Box:
 
 class GetattrSetattrLocked(Scenario):
     source = "soundness suite: getattr/setattr"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("both hits counted", hits=2),
@@ -21,11 +20,13 @@ class GetattrSetattrLocked(Scenario):
         self.box = _Box()
         self.guard = self.lab.lock("guard")
 
+    @actor
     def a(self) -> None:
         with self.guard:
             n = getattr(self.box, "hits")  # noqa: B009 -- the string-named access is the point of this program
             setattr(self.box, "hits", n + 1)  # noqa: B010
 
+    @actor
     def b(self) -> None:
         with self.guard:
             n = self.box.hits

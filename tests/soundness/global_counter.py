@@ -3,14 +3,13 @@
 The counter is a module global, reached by no ``self`` attribute: a footprint read off ``self.<name>`` misses it.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 COUNT = 0
 
 
 class GlobalCounter(Scenario):
     source = "soundness suite: a module global"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("both increments landed", count=2),
@@ -21,11 +20,13 @@ class GlobalCounter(Scenario):
         global COUNT
         COUNT = 0
 
+    @actor
     def a(self) -> None:
         global COUNT
         n = COUNT
         COUNT = n + 1
 
+    @actor
     def b(self) -> None:
         global COUNT
         n = COUNT

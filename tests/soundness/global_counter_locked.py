@@ -1,13 +1,12 @@
 """Correct twin of global_counter: the module global is read and written under one lab lock."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 COUNT = 0
 
 
 class GlobalCounterLocked(Scenario):
     source = "soundness suite: a module global"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("both increments landed", count=2),
@@ -19,12 +18,14 @@ class GlobalCounterLocked(Scenario):
         COUNT = 0
         self.guard = self.lab.lock("guard")
 
+    @actor
     def a(self) -> None:
         global COUNT
         with self.guard:
             n = COUNT
             COUNT = n + 1
 
+    @actor
     def b(self) -> None:
         global COUNT
         with self.guard:

@@ -3,13 +3,12 @@
 The write happens in ``_shared.bump``, another module: the actors' own lines only pass the dict along.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 from tests.soundness import _shared
 
 
 class HelperModule(Scenario):
     source = "soundness suite: a helper in another module"
-    actors = ("a", "b")
     line_modules = (__name__, _shared.__name__)
     outcomes = (
         acceptable("both visits counted", visits=2),
@@ -19,9 +18,11 @@ class HelperModule(Scenario):
     def setup(self) -> None:
         self.tally = {"visits": 0}
 
+    @actor
     def a(self) -> None:
         _shared.bump(self.tally, "visits")
 
+    @actor
     def b(self) -> None:
         _shared.bump(self.tally, "visits")
 

@@ -1,12 +1,11 @@
 """Correct twin of helper_module: each actor calls the helper under one lab lock."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 from tests.soundness import _shared
 
 
 class HelperModuleLocked(Scenario):
     source = "soundness suite: a helper in another module"
-    actors = ("a", "b")
     line_modules = (__name__, _shared.__name__)
     outcomes = (
         acceptable("both visits counted", visits=2),
@@ -17,10 +16,12 @@ class HelperModuleLocked(Scenario):
         self.tally = {"visits": 0}
         self.guard = self.lab.lock("guard")
 
+    @actor
     def a(self) -> None:
         with self.guard:
             _shared.bump(self.tally, "visits")
 
+    @actor
     def b(self) -> None:
         with self.guard:
             _shared.bump(self.tally, "visits")

@@ -4,13 +4,12 @@
 they touch everything they are handed.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 from tests.soundness._elsewhere import ledger
 
 
 class HelperOutside(Scenario):
     source = "soundness suite: a helper in a module not under test"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("both deposits landed", balance=2),
@@ -20,10 +19,12 @@ class HelperOutside(Scenario):
     def setup(self) -> None:
         self.box = [0]
 
+    @actor
     def a(self) -> None:
         n = ledger.read(self.box)
         ledger.write(self.box, n + 1)
 
+    @actor
     def b(self) -> None:
         n = ledger.read(self.box)
         ledger.write(self.box, n + 1)

@@ -3,7 +3,7 @@
 The version is an attribute of an object held in an attribute: ``self.store`` is only read, ``version`` is written.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class _Store:
@@ -13,7 +13,6 @@ class _Store:
 
 class NestedObject(Scenario):
     source = "soundness suite: a nested object (self.store.version)"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("both bumps landed", version=2),
@@ -23,10 +22,12 @@ class NestedObject(Scenario):
     def setup(self) -> None:
         self.store = _Store()
 
+    @actor
     def a(self) -> None:
         v = self.store.version
         self.store.version = v + 1
 
+    @actor
     def b(self) -> None:
         v = self.store.version
         self.store.version = v + 1

@@ -1,6 +1,6 @@
 """Correct twin of nested_object: ``self.store.version`` is read and written under one lab lock."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class _Store:
@@ -10,7 +10,6 @@ class _Store:
 
 class NestedObjectLocked(Scenario):
     source = "soundness suite: a nested object (self.store.version)"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("both bumps landed", version=2),
@@ -21,11 +20,13 @@ class NestedObjectLocked(Scenario):
         self.store = _Store()
         self.guard = self.lab.lock("guard")
 
+    @actor
     def a(self) -> None:
         with self.guard:
             v = self.store.version
             self.store.version = v + 1
 
+    @actor
     def b(self) -> None:
         with self.guard:
             v = self.store.version

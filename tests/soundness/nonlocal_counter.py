@@ -3,12 +3,11 @@
 The counter lives in a closure cell made by ``setup``: no attribute, no global names it.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class NonlocalCounter(Scenario):
     source = "soundness suite: a closure cell (nonlocal)"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("both increments landed", count=2),
@@ -29,9 +28,11 @@ class NonlocalCounter(Scenario):
         self.bump = bump
         self.read = read
 
+    @actor
     def a(self) -> None:
         self.bump()
 
+    @actor
     def b(self) -> None:
         self.bump()
 

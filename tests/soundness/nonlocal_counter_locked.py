@@ -1,11 +1,10 @@
 """Correct twin of nonlocal_counter: each actor calls the closure under one lab lock."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class NonlocalCounterLocked(Scenario):
     source = "soundness suite: a closure cell (nonlocal)"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("both increments landed", count=2),
@@ -27,10 +26,12 @@ class NonlocalCounterLocked(Scenario):
         self.read = read
         self.guard = self.lab.lock("guard")
 
+    @actor
     def a(self) -> None:
         with self.guard:
             self.bump()
 
+    @actor
     def b(self) -> None:
         with self.guard:
             self.bump()

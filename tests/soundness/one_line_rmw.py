@@ -4,12 +4,11 @@ The read and the write are on one line, so no line boundary falls between them: 
 access (instruction granularity) can split them. A coarser granularity must not call this program correct.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class OneLineRmw(Scenario):
     source = "soundness suite: a one-line read-modify-write"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("both votes counted", yes=2),
@@ -19,9 +18,11 @@ class OneLineRmw(Scenario):
     def setup(self) -> None:
         self.votes: dict[str, int] = {}
 
+    @actor
     def a(self) -> None:
         self.votes["yes"] = self.votes.get("yes", 0) + 1
 
+    @actor
     def b(self) -> None:
         self.votes["yes"] = self.votes.get("yes", 0) + 1
 

@@ -1,11 +1,10 @@
 """Correct twin of one_line_rmw: the one-line read-modify-write runs under one lab lock."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class OneLineRmwLocked(Scenario):
     source = "soundness suite: a one-line read-modify-write"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("both votes counted", yes=2),
@@ -16,10 +15,12 @@ class OneLineRmwLocked(Scenario):
         self.votes: dict[str, int] = {}
         self.guard = self.lab.lock("guard")
 
+    @actor
     def a(self) -> None:
         with self.guard:
             self.votes["yes"] = self.votes.get("yes", 0) + 1
 
+    @actor
     def b(self) -> None:
         with self.guard:
             self.votes["yes"] = self.votes.get("yes", 0) + 1

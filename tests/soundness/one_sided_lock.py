@@ -3,12 +3,11 @@
 A lock protects nothing unless every access to the state holds it.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class OneSidedLock(Scenario):
     source = "soundness suite: a lock only one side takes"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("both bumps landed", count=2),
@@ -19,11 +18,13 @@ class OneSidedLock(Scenario):
         self.count = 0
         self.guard = self.lab.lock("guard")
 
+    @actor
     def a(self) -> None:
         with self.guard:
             n = self.count
             self.count = n + 1
 
+    @actor
     def b(self) -> None:
         n = self.count
         self.count = n + 1

@@ -3,7 +3,7 @@
 The actor's line names only ``balance``; the getter and the setter, each on its own line, touch ``_cents``.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class _Account:
@@ -21,7 +21,6 @@ class _Account:
 
 class PropertyBalance(Scenario):
     source = "soundness suite: a property"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("both deposits landed", balance=2),
@@ -31,9 +30,11 @@ class PropertyBalance(Scenario):
     def setup(self) -> None:
         self.account = _Account()
 
+    @actor
     def a(self) -> None:
         self.account.balance += 1
 
+    @actor
     def b(self) -> None:
         self.account.balance += 1
 

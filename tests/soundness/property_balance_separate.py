@@ -1,6 +1,6 @@
 """Correct twin of property_balance, with the race removed: each actor deposits into an account of its own."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class _Account:
@@ -18,7 +18,6 @@ class _Account:
 
 class PropertyBalanceSeparate(Scenario):
     source = "soundness suite: a property"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("each deposit landed in its own account", a_balance=1, b_balance=1),
@@ -30,9 +29,11 @@ class PropertyBalanceSeparate(Scenario):
         self.account_a = _Account()
         self.account_b = _Account()
 
+    @actor
     def a(self) -> None:
         self.account_a.balance += 1
 
+    @actor
     def b(self) -> None:
         self.account_b.balance += 1
 

@@ -1,11 +1,10 @@
 """Correct twin of split_critical_section: the check and the append share one critical section."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class SingleCriticalSection(Scenario):
     source = "soundness suite: check and act in two critical sections"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("exactly one item was added", size=1),
@@ -16,11 +15,13 @@ class SingleCriticalSection(Scenario):
         self.items: list[str] = []
         self.guard = self.lab.lock("guard")
 
+    @actor
     def a(self) -> None:
         with self.guard:
             if not self.items:
                 self.items.append("a")
 
+    @actor
     def b(self) -> None:
         with self.guard:
             if not self.items:

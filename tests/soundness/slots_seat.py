@@ -3,7 +3,7 @@
 ``owner`` is a slot of a nested object, written through ``self.seat.owner``.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class _Seat:
@@ -15,7 +15,6 @@ class _Seat:
 
 class SlotsSeat(Scenario):
     source = "soundness suite: __slots__"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("a claimed the seat, b found it taken", a="CLAIMED", b="TAKEN", owner="a"),
@@ -26,12 +25,14 @@ class SlotsSeat(Scenario):
     def setup(self) -> None:
         self.seat = _Seat()
 
+    @actor
     def a(self) -> str:
         if self.seat.owner:
             return "TAKEN"
         self.seat.owner = "a"
         return "CLAIMED"
 
+    @actor
     def b(self) -> str:
         if self.seat.owner:
             return "TAKEN"

@@ -1,6 +1,6 @@
 """Correct twin of slots_seat: the check and the claim of the seat run under one lab lock."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class _Seat:
@@ -12,7 +12,6 @@ class _Seat:
 
 class SlotsSeatLocked(Scenario):
     source = "soundness suite: __slots__"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("a claimed the seat, b found it taken", a="CLAIMED", b="TAKEN", owner="a"),
@@ -24,6 +23,7 @@ class SlotsSeatLocked(Scenario):
         self.seat = _Seat()
         self.guard = self.lab.lock("guard")
 
+    @actor
     def a(self) -> str:
         with self.guard:
             if self.seat.owner:
@@ -31,6 +31,7 @@ class SlotsSeatLocked(Scenario):
             self.seat.owner = "a"
             return "CLAIMED"
 
+    @actor
     def b(self) -> str:
         with self.guard:
             if self.seat.owner:

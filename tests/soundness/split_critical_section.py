@@ -4,12 +4,11 @@ Every access is under the lock, so no lockset check complains; the race is betwe
 the lock's own scheduling points, so even probe granularity must find it.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class SplitCriticalSection(Scenario):
     source = "soundness suite: check and act in two critical sections"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("exactly one item was added", size=1),
@@ -20,6 +19,7 @@ class SplitCriticalSection(Scenario):
         self.items: list[str] = []
         self.guard = self.lab.lock("guard")
 
+    @actor
     def a(self) -> None:
         with self.guard:
             empty = not self.items
@@ -27,6 +27,7 @@ class SplitCriticalSection(Scenario):
             with self.guard:
                 self.items.append("a")
 
+    @actor
     def b(self) -> None:
         with self.guard:
             empty = not self.items

@@ -6,12 +6,11 @@ Finding it means reversing two races in a row; a reduction that drops a backtrac
 is asleep at that point misses it.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class ThreeActors(Scenario):
     source = "soundness suite: three actors"
-    actors = ("price", "invoice", "rate")
     line_modules = (__name__,)
     outcomes = (
         acceptable("the invoice used the old price", total=1),
@@ -24,12 +23,15 @@ class ThreeActors(Scenario):
         self.price_now = 0
         self.total = 0
 
+    @actor
     def price(self) -> None:
         self.price_now = self.rate_now + 1
 
+    @actor
     def invoice(self) -> None:
         self.total = self.price_now + 1
 
+    @actor
     def rate(self) -> None:
         self.rate_now = 3
 

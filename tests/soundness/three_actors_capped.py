@@ -1,12 +1,11 @@
 """Correct twin of three_actors: the invoice caps its total at 4, so every order, the rate -> price -> invoice one
 included, is acceptable. Reaching the capped total still takes the order that reverses two races in a row."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class ThreeActorsCapped(Scenario):
     source = "soundness suite: three actors"
-    actors = ("price", "invoice", "rate")
     line_modules = (__name__,)
     outcomes = (
         acceptable("the invoice used the old price", total=1),
@@ -20,12 +19,15 @@ class ThreeActorsCapped(Scenario):
         self.price_now = 0
         self.total = 0
 
+    @actor
     def price(self) -> None:
         self.price_now = self.rate_now + 1
 
+    @actor
     def invoice(self) -> None:
         self.total = min(self.price_now + 1, 4)
 
+    @actor
     def rate(self) -> None:
         self.rate_now = 3
 

@@ -3,12 +3,11 @@
 Two locks exclude nothing from each other: the lockset the two accesses share is empty.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class TwoLocks(Scenario):
     source = "soundness suite: two different locks"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("both bumps landed", count=2),
@@ -20,11 +19,13 @@ class TwoLocks(Scenario):
         self.guard_a = self.lab.lock("guard-a")
         self.guard_b = self.lab.lock("guard-b")
 
+    @actor
     def a(self) -> None:
         with self.guard_a:
             n = self.count
             self.count = n + 1
 
+    @actor
     def b(self) -> None:
         with self.guard_b:
             n = self.count

@@ -5,12 +5,11 @@ reader's first read between the two writes and its second read after both: the w
 reader once. An exploration bounded to one preemption must not call this program correct.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class TwoPreemptions(Scenario):
     source = "soundness suite: a bug that needs two preemptions"
-    actors = ("writer", "reader")
     line_modules = (__name__,)
     outcomes = (
         forbidden("the reader saw the half-written stage and then the finished one", reader="half>done"),
@@ -20,10 +19,12 @@ class TwoPreemptions(Scenario):
     def setup(self) -> None:
         self.stage = "new"
 
+    @actor
     def writer(self) -> None:
         self.stage = "half"
         self.stage = "done"
 
+    @actor
     def reader(self) -> str:
         first = self.stage
         second = self.stage

@@ -1,11 +1,10 @@
 """Correct twin of two_preemptions: the writer writes both stages, and the reader reads twice, under one lab lock."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class TwoPreemptionsLocked(Scenario):
     source = "soundness suite: a bug that needs two preemptions"
-    actors = ("writer", "reader")
     line_modules = (__name__,)
     outcomes = (
         forbidden("the reader saw the half-written stage and then the finished one", reader="half>done"),
@@ -16,11 +15,13 @@ class TwoPreemptionsLocked(Scenario):
         self.stage = "new"
         self.guard = self.lab.lock("guard")
 
+    @actor
     def writer(self) -> None:
         with self.guard:
             self.stage = "half"
             self.stage = "done"
 
+    @actor
     def reader(self) -> str:
         with self.guard:
             first = self.stage

@@ -3,12 +3,11 @@
 Two spellings of one piece of state: an attribute, and a key of the instance's ``__dict__``.
 """
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class VarsAlias(Scenario):
     source = "soundness suite: an attribute reached through vars()"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("both hits counted", hits=2),
@@ -18,10 +17,12 @@ class VarsAlias(Scenario):
     def setup(self) -> None:
         self.hits = 0
 
+    @actor
     def a(self) -> None:
         n = self.hits
         self.hits = n + 1
 
+    @actor
     def b(self) -> None:
         n = vars(self)["hits"]
         vars(self)["hits"] = n + 1

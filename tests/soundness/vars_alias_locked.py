@@ -1,11 +1,10 @@
 """Correct twin of vars_alias: both spellings of the bump run under one lab lock."""
 
-from lab import Scenario, acceptable, forbidden
+from lab import Scenario, acceptable, actor, forbidden
 
 
 class VarsAliasLocked(Scenario):
     source = "soundness suite: an attribute reached through vars()"
-    actors = ("a", "b")
     line_modules = (__name__,)
     outcomes = (
         acceptable("both hits counted", hits=2),
@@ -16,11 +15,13 @@ class VarsAliasLocked(Scenario):
         self.hits = 0
         self.guard = self.lab.lock("guard")
 
+    @actor
     def a(self) -> None:
         with self.guard:
             n = self.hits
             self.hits = n + 1
 
+    @actor
     def b(self) -> None:
         with self.guard:
             n = vars(self)["hits"]
