@@ -16,7 +16,8 @@ import pytest
 
 from lab.errors import UsageError
 from lab.evidence import AuditReport, audit, create_evidence_folder, write_evidence
-from lab.evidence.records.exploration import plan_exploration, summary_fails
+from lab.evidence.records import layout
+from lab.evidence.records.exploration import parse_exploration_path, plan_exploration, summary_fails
 from lab.evidence.reexecute.reexplore import ExpectedExploration
 from lab.evidence.reexecute.rerun import BASE_TIMEOUT_SECONDS, default_timeout
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario
@@ -24,6 +25,7 @@ from lab.scenarios.kill_matrix import KillMatrix, build_kill_matrix
 from lab.scenarios.loader import LoadedScenario, load
 from lab.scenarios.runner import ScenarioResult, run_scenario
 from tests.evidence_checkout import FROZEN, frozen_checkout
+from tests.test_evidence_schema import field_report
 
 SETTINGS = {"granularities": ["probe", "line"], "preemption_bound": None, "max_schedules": 20_000}
 RACE = "explore/race_two_requests/probe.VersionedSession.json"
@@ -463,3 +465,39 @@ class TestWithoutExploration:
         record = _json(tmp_path / "ev" / "run.json")
         assert record["status"] == "PASS" and record["exploration"]["kill_matrix"] is None
         assert not (tmp_path / "ev" / MATRIX).exists()
+
+
+@pytest.mark.timeout(60)
+class TestFormat:
+    """A folder written by the current code holds only the layout's paths and exactly the schema's fields."""
+
+    def test_every_path_is_one_the_layout_names(self, pristine: Path) -> None:
+        names = [p.relative_to(pristine).as_posix() for p in sorted(pristine.rglob("*")) if p.is_file()]
+        unnamed = [
+            name
+            for name in names
+            if name not in (*layout.TOP_FILES, *layout.OPTIONAL_FILES, layout.KILL_MATRIX)
+            and not name.startswith(layout.SOURCES)
+            and layout.parse_scenario_path(name) is None
+            and parse_exploration_path(name) is None
+        ]
+        assert unnamed == []
+        run = _json(pristine / layout.RUN)
+        for name in run["scenarios"]:
+            assert {layout.result_path(name), layout.trace_path(name)} <= set(names)
+        listed = sorted(entry["file"] for entry in run["exploration"]["explorations"])
+        assert listed == [name for name in names if parse_exploration_path(name) is not None]
+
+    def test_every_record_holds_exactly_the_documented_fields(self, pristine: Path) -> None:
+        run = _json(pristine / layout.RUN)
+        records: list[tuple[str, Any]] = [
+            (name, _json(pristine / name)) for name in (layout.STARTED, layout.RUN, layout.SOURCES_JSON, layout.AUDIT)
+        ]
+        records.append(("exploration summary", run["exploration"]))
+        records.append((layout.KILL_MATRIX, _json(pristine / layout.KILL_MATRIX)))
+        for name in run["scenarios"]:
+            result = _json(pristine / layout.result_path(name))
+            records.append((layout.RESULT, result))
+            records.extend(("check", check) for check in result["checks"])
+        records.extend(("exploration", _json(pristine / entry["file"])) for entry in run["exploration"]["explorations"])
+        assert [reason for name, record in records for reason in field_report(record, name)] == []

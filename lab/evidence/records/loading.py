@@ -11,16 +11,22 @@ from typing import Any
 from lab.evidence.records.findings import Problem
 from lab.evidence.records.records import parse_json
 from lab.evidence.records.safefs import MIB, FolderReader, Unreadable
-from lab.evidence.records.schema import Rule, field_problems
+from lab.evidence.records.schema import NONE, Rule, field_problems
 
 JSON_CAP = 16 * MIB
 LINES_CAP = 64 * MIB
 
 
 def load_record(
-    reader: FolderReader, listing: Mapping[str, str], rel: str, fields: Mapping[str, Rule], problems: list[Problem]
+    reader: FolderReader,
+    listing: Mapping[str, str],
+    rel: str,
+    fields: Mapping[str, Rule],
+    problems: list[Problem],
+    optional: Mapping[str, Rule] = NONE,
 ) -> dict[str, Any] | None:
-    """Read and parse one JSON record and check its fields; ``None`` (with problems) when it cannot be used."""
+    """Read and parse one JSON record and check its fields (``optional`` ones when present); ``None`` (with
+    problems) when it cannot be used."""
     if rel not in listing:
         problems.append(Problem(rel, "missing: every evidence folder has one"))
         return None
@@ -35,7 +41,7 @@ def load_record(
     if not isinstance(value, dict):
         problems.append(Problem(rel, "is JSON, but not an object"))
         return None
-    reasons = field_problems(value, fields)
+    reasons = field_problems(value, fields, optional)
     problems.extend(Problem(rel, reason) for reason in reasons)
     return None if reasons else value
 

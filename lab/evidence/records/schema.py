@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from lab.evidence.records.layout import AUDIT, KILL_MATRIX, RESULT, RUN, SOURCES_JSON, STARTED
 from lab.evidence.records.text import shorten
 
 Rule = tuple[Callable[[Any], bool], str]
@@ -38,8 +39,10 @@ def _is_str_list(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
-def _objects(value: Any, fields: Mapping[str, Rule]) -> bool:
-    return isinstance(value, list) and all(isinstance(v, dict) and not field_problems(v, fields) for v in value)
+def _objects(value: Any, fields: Mapping[str, Rule], optional: Mapping[str, Rule] | None = None) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(v, dict) and not field_problems(v, fields, optional or NONE) for v in value
+    )
 
 
 def _one_of(*words: str) -> Callable[[Any], bool]:
@@ -92,7 +95,7 @@ RESULT_FIELDS: Mapping[str, Rule] = {
     "expect": STR_MAP,
     "outcomes": STR_MAP,
     "state": OBJECT,
-    "checks": (lambda v: _objects(v, CHECK_FIELDS), "a list of {name, passed, reason}"),
+    "checks": (lambda v: _objects(v, CHECK_FIELDS, CHECK_OPTIONAL), "a list of {name, passed, reason}"),
     "blocked": (lambda v: _objects(v, BLOCKED_FIELDS), "a list of {actor, waits_for}"),
     "errors": STR_MAP,
     "problem": STR,
@@ -259,6 +262,7 @@ KILL_MATRIX_FIELDS: Mapping[str, Rule] = {
     "problems": STR_LIST,
     "ok": BOOL,
 }
+KILL_MATRIX_OPTIONAL: Mapping[str, Rule] = {"partial": BOOL}
 
 SETTINGS_FIELDS: Mapping[str, Rule] = {
     "granularities": STR_LIST,
@@ -286,3 +290,17 @@ SUMMARY_FIELDS: Mapping[str, Rule] = {
         "null or {file, ok, problems}",
     ),
 }
+
+RECORDS: Mapping[str, tuple[Mapping[str, Rule], Mapping[str, Rule]]] = {
+    STARTED: (STARTED_FIELDS, NONE),
+    RUN: (RUN_FIELDS, RUN_OPTIONAL),
+    SOURCES_JSON: (SOURCES_FIELDS, NONE),
+    RESULT: (RESULT_FIELDS, RESULT_OPTIONAL),
+    "check": (CHECK_FIELDS, CHECK_OPTIONAL),
+    AUDIT: (AUDIT_FIELDS, AUDIT_OPTIONAL),
+    "exploration": (EXPLORATION_FIELDS, NONE),
+    KILL_MATRIX: (KILL_MATRIX_FIELDS, KILL_MATRIX_OPTIONAL),
+    "exploration summary": (SUMMARY_FIELDS, NONE),
+}
+"""Every record's required and optional fields, by the name ``docs/evidence.md`` gives its table
+(``<!-- schema: NAME -->``): a file's path in the folder, or what the record is (a check, an exploration)."""

@@ -33,7 +33,15 @@ from lab.evidence.records.loading import LINES_CAP, load_record
 from lab.evidence.records.loading import read_file as _read
 from lab.evidence.records.records import FORMAT, sha256
 from lab.evidence.records.safefs import FolderReader, printable
-from lab.evidence.records.schema import AUDIT_FIELDS, RESULT_FIELDS, RUN_FIELDS, STARTED_FIELDS
+from lab.evidence.records.schema import (
+    AUDIT_FIELDS,
+    AUDIT_OPTIONAL,
+    RESULT_FIELDS,
+    RESULT_OPTIONAL,
+    RUN_FIELDS,
+    RUN_OPTIONAL,
+    STARTED_FIELDS,
+)
 from lab.evidence.records.text import shown
 from lab.evidence.verify.explore_checks import ExplorationEvidence, check_exploration, is_exploration_file
 from lab.evidence.verify.traces import check_against_trace, parse_trace
@@ -66,7 +74,7 @@ def check_consistency(
 ) -> Evidence:
     """Check the layout, every record, and the records against each other; return what parsed."""
     _check_layout(listing, problems, self_audit=self_audit)
-    run = load_record(reader, listing, RUN, RUN_FIELDS, problems)
+    run = load_record(reader, listing, RUN, RUN_FIELDS, problems, RUN_OPTIONAL)
     if run is not None and run["format"] != FORMAT:
         problems.append(
             Problem(RUN, f"format {printable(str(run['format']))!r} is not {FORMAT!r}, the one this auditor reads")
@@ -108,7 +116,7 @@ def _check_scenario(
     reader: FolderReader, listing: Mapping[str, str], name: str, problems: list[Problem]
 ) -> ScenarioEvidence:
     result_rel, trace_rel = result_path(name), trace_path(name)
-    result = load_record(reader, listing, result_rel, RESULT_FIELDS, problems)
+    result = load_record(reader, listing, result_rel, RESULT_FIELDS, problems, RESULT_OPTIONAL)
     trace = _read(reader, trace_rel, LINES_CAP, problems) if trace_rel in listing else None
     if trace_rel not in listing:
         problems.append(Problem(trace_rel, "missing: every scenario has a trace"))
@@ -230,7 +238,7 @@ def _check_started(reader: FolderReader, listing: Mapping[str, str], problems: l
 def _check_audit(reader: FolderReader, listing: Mapping[str, str], problems: list[Problem]) -> None:
     if AUDIT not in listing:
         return  # the layout check reports it missing
-    record = load_record(reader, listing, AUDIT, AUDIT_FIELDS, problems)
+    record = load_record(reader, listing, AUDIT, AUDIT_FIELDS, problems, AUDIT_OPTIONAL)
     if record is not None and not record["ok"]:
         found = record["problems"]
         first = f"; first: {found[0]['file']}: {found[0]['reason']}" if found else ""
