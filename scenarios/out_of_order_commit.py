@@ -11,19 +11,20 @@ latches leave exactly one outcome under every interleaving. Drop `slow-began` an
 slow begins only after fast committed, gets a version-1 ticket, and commits too.
 """
 
-from lab import CommitStatus, Scenario, VersionedSession, actor, is_whole_pairs, only
+from lab import CommitStatus, Scenario, VersionedSession, actor, is_whole_pairs, only, versioned_state
 
 
 class OutOfOrderCommit(Scenario):
     source = "article 003, section 1"
+    # The one outcome the latches leave: each actor's status, then the final state that observe() reports.
     outcomes = only(fast="COMMITTED", slow="STALE", version=1, history=["fast question", "new answer"])
 
     def setup(self) -> None:
-        self.session = self.lab.wire(VersionedSession, "s1")
+        self.session = self.lab.wire(VersionedSession, "s1")  # its lock s1.lock and probe s1 show in the trace
         self.slow_began = self.lab.latch("slow-began")
         self.fast_committed = self.lab.latch("fast-committed")
 
-    @actor
+    @actor  # actor 0: the first defined
     def slow(self) -> CommitStatus:
         ticket = self.session.begin("r-slow", "slow question")
         self.lab.note(f"begin -> ticket v{ticket.version}")
@@ -41,8 +42,7 @@ class OutOfOrderCommit(Scenario):
         return status
 
     def observe(self) -> dict[str, object]:
-        version, history = self.session.snapshot()
-        return {"version": version, "history": [message.content for message in history]}
+        return versioned_state(self.session)  # {"version": 1, "history": ["fast question", "new answer"]}
 
     def invariants(self):
         yield "history is whole pairs", is_whole_pairs(self.session.snapshot()[1])

@@ -318,6 +318,36 @@ class TestWire:
             lab.wire(TransactionalChat, lab.transport("model"))
 
 
+GUIDE = ROOT / "docs" / "writing-scenarios.md"
+
+
+class TestGuide:
+    def test_the_anatomy_example_is_the_shipped_file(self) -> None:
+        """docs/writing-scenarios.md quotes scenarios/out_of_order_commit.py whole, as it is today."""
+        marker = "<!-- quoted from scenarios/out_of_order_commit.py -->\n```python\n"
+        text = GUIDE.read_text(encoding="utf-8")
+        assert marker in text
+        quoted = text.split(marker, 1)[1].split("```\n", 1)[0]
+        assert quoted == (SCENARIOS / "out_of_order_commit.py").read_text(encoding="utf-8")
+
+    @pytest.mark.timeout(60)
+    def test_the_anatomy_example_explores_clean(self) -> None:
+        """The example a learner copies is not a racy first draft: every interleaving leaves its one outcome."""
+        for granularity in ("probe", "line"):
+            found = explore_scenario(_load("out_of_order_commit"), granularity=granularity)
+            assert found.verdict is ExploreVerdict.PASS, (granularity, found.problem)
+
+    def test_every_name_the_guide_imports_from_lab_exists(self) -> None:
+        """The guide's code imports only from lab, and only names lab exports."""
+        import lab
+
+        text = GUIDE.read_text(encoding="utf-8")
+        imports = [line for line in text.splitlines() if line.startswith(("from lab", "import lab"))]
+        assert imports and all(line.startswith("from lab import ") for line in imports), imports
+        names = {name.strip() for line in imports for name in line.removeprefix("from lab import ").split(",")}
+        assert names <= set(lab.__all__), names - set(lab.__all__)
+
+
 def _file(body: str, *, doc: str = '"""x"""\n') -> str:
     return f'{doc}from lab import Scenario, actor, only\nclass A(Scenario):\n    source="s"\n{body}'
 

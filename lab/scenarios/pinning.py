@@ -4,9 +4,9 @@ When an exploration fails (a FORBIDDEN or undeclared outcome, or a broken invari
 over a mutant of the kill matrix), ``run.py --explore --save-scenario NAME`` writes ``scenarios/NAME.py``: a
 docstring that tells the interleaving step by step, and one call to :func:`pinned_scenario` naming the race
 scenario, its :class:`~lab.scenarios.base.Pin` (the schedule string, its granularity and the session variant) and
-the outcome that schedule reaches. Run normally, the pinned
-scenario replays exactly that interleaving and checks that outcome; if the code no longer follows the schedule, the
-replay stops and says where it diverged. A found race becomes a permanent, readable regression test.
+the outcome that schedule reaches (``only(...)``). Run normally, the pinned scenario replays exactly that
+interleaving and checks that outcome; if the code no longer follows the schedule, the replay stops and says where it
+diverged. A found race becomes a permanent, readable regression test.
 
 What makes it a lesson rather than a failure: it *expects* the outcome the schedule reaches, and when that outcome
 is one the race's table does not allow, it expects :data:`OUTCOME_INVARIANT` to be broken ("the bug shows").
@@ -128,7 +128,7 @@ def _trace_outcomes(trace: Sequence[TraceEvent], actors: Sequence[str]) -> dict[
         elif event.op == "hang":
             status = "HUNG"
     if status == "FINISHED" and len(outcomes) < len(actors):
-        status = "UNFINISHED"  # a replay that diverged: its expect_run check says why
+        status = "UNFINISHED"  # a replay that diverged: its run check says why
     unfinished = {"DEADLOCK": "BLOCKED", "HUNG": "HUNG"}.get(status, "UNFINISHED")
     return {"run": status, **{actor: outcomes.get(actor, unfinished) for actor in actors}}
 
