@@ -228,7 +228,15 @@ class TestFolder:
         """Top-level records, one scenario folder, and the sources that ran."""
         names = set(_files(evidence))
         top = {n for n in names if "/" not in n}
-        assert top == {"started.json", "run.json", "sources.json", "report.md", "audit.json", "SHA256SUMS"}
+        assert top == {
+            "started.json",
+            "run.json",
+            "sources.json",
+            "report.md",
+            "report.html",
+            "audit.json",
+            "SHA256SUMS",
+        }
         assert {n for n in names if n.startswith("scenarios/")} == {
             f"scenarios/{SCENARIO}/trace.jsonl",
             f"scenarios/{SCENARIO}/result.json",
@@ -301,7 +309,7 @@ class TestFolder:
         checks = len(json.loads((evidence / f"scenarios/{SCENARIO}/result.json").read_text())["checks"])
         assert f"| [{SCENARIO}](#{SCENARIO}) | PASS | slow: STALE, fast: COMMITTED | {checks}/{checks} |" in text
         assert "```mermaid\nsequenceDiagram\n    participant a0 as slow\n    participant a1 as fast\n" in text
-        assert "    Note over a1: end -#62; COMMITTED\n" in text
+        assert "<br>ends COMMITTED\n" in text
 
 
 @pytest.mark.timeout(60)
@@ -407,7 +415,8 @@ class TestManifest:
 
 class TestMermaid:
     def test_a_small_trace(self) -> None:
-        """Actors, then objects; probes fold; wake-ups point back; text is escaped with entity codes."""
+        """One lane per actor, a note per turn; probes fold; a wait activates the lifeline until the arrow from the
+        actor that opened the latch; text is escaped with entity codes."""
         events = [
             TraceEvent(0, "slow", "start"),
             TraceEvent(1, "slow", "probe", "s1", {"point": "commit:enter"}),
@@ -424,15 +433,12 @@ class TestMermaid:
             "sequenceDiagram\n"
             "    participant a0 as slow\n"
             "    participant a1 as fast\n"
-            "    participant o0 as s1\n"
-            "    participant o1 as go\n"
-            "    Note over a0: start\n"
-            "    a0->>o0: probe commit:enter, commit:checked\n"
-            "    a0->>o1: latch.wait (blocked=true, remaining=1)\n"
-            "    Note over a1: say #34;hi#34;#59; #35;1 #60;b#62;\n"
-            "    a1->>o1: latch.count_down (remaining=0)\n"
-            "    Note over a1: end -#62; COMMITTED\n"
-            "    o1-->>a0: latch.open\n"
+            "    Note over a0: starts<br>probe commit:enter, commit:checked on s1<br>waits for latch go (1 to go)\n"
+            "    activate a0\n"
+            "    Note over a1: say #34;hi#34;#59; #35;1 #60;b#62;<br>latch.count_down go (remaining=0)<br>"
+            "ends COMMITTED\n"
+            "    deactivate a0\n"
+            "    a1-->>a0: latch.open go\n"
             "    Note over a0: raised ValueError\n"
             "    Note over a0,a1: final state {#34;version#34;: 1}\n"
         )

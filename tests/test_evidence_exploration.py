@@ -33,6 +33,7 @@ RACE_LINE = "explore/race_two_requests/line.VersionedSession.json"
 MUTANT = "explore/race_two_requests/probe.CheckOutsideLockSession.json"
 LATCHED = "explore/out_of_order_commit/probe.json"
 MATRIX = "explore/kill-matrix.json"
+REPORTS = ("report.md", "report.html")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -380,11 +381,11 @@ class TestCoveredTracks:
 
         real = _json(ev / RACE)["rows"][0]["schedules"]
         _edit(ev, RACE, move_one)
-        stale = "report.md: differs from the report the audit's code makes of these records"
-        assert [str(p).split(" (first")[0] for p in audit(ev, rerun=False).problems] == [stale]
+        stale = [f"{name}: differs from the report the audit's code makes of these records" for name in REPORTS]
+        assert [str(p).split(" (first")[0] for p in audit(ev, rerun=False).problems] == stale
         report = audit(ev)
         assert [str(p).split(" (first")[0] for p in report.problems] == [
-            stale,
+            *stale,
             f"{RACE}: re-exploration gave row 1 (ACCEPTABLE: both began on one version; slow committed first, fast is "
             f"STALE) in {real} schedules; recorded {real - 1}",
         ]
@@ -419,8 +420,8 @@ class TestCoveredTracks:
             "with that reason matches what that run reached",
         ]
         _edit(ev, MUTANT, lambda record: record["counterexample"].pop("explanation"))
-        # only the report, rendered from the record as it was, still shows the explanation
-        assert [p.file for p in audit(ev, rerun=False).problems] == ["report.md"]
+        # only the reports, rendered from the record as it was, still show the explanation
+        assert [p.file for p in audit(ev, rerun=False).problems] == list(REPORTS)
 
     def test_missing_extra_and_malformed_records_are_each_named(self, ev: Path) -> None:
         """Every problem at once, one line each, and an unusable record is not re-explored."""

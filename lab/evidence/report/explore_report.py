@@ -1,8 +1,8 @@
 """The exploration part of ``report.md``: an outcome table per exploration, and the kill matrix as a table.
 
-Made from the records the folder holds (:mod:`lab.evidence.records.exploration`), so the report says nothing the JSON does
-not. A kill-matrix cell groups its granularities by status (``killed (probe, line)``, ``killed (line) · survived
-(probe)``) and shows the shortest counterexample schedule of its killed ones; every killed cell's schedule and
+Made from the records the folder holds (:mod:`lab.evidence.records.exploration`), so the report says nothing the
+JSON does not. A kill-matrix cell groups its granularities by status (``killed (probe, line)``, ``killed (line) ·
+survived (probe)``) and shows the shortest counterexample schedule of its killed ones; every killed cell's schedule and
 reason are listed under the table.
 """
 
@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lab.evidence.report.failing import failing_schedules
+from lab.evidence.report.mermaid import schedule_diagram
+from lab.evidence.report.timeline import value_text
 from lab.scenarios.explaining import replay_command
 
 
@@ -18,8 +21,10 @@ def exploration_section(
     settings: Mapping[str, Any] | None,
     records: Sequence[tuple[str, Mapping[str, Any]]],
     kill: Mapping[str, Any] | None,
+    actors: Mapping[str, Sequence[str]] | None = None,
 ) -> list[str]:
-    """The Markdown lines of the section (empty when the run did not explore)."""
+    """The Markdown lines of the section (empty when the run did not explore); ``actors``: each scenario's actors in
+    order, for the pictures of failing schedules (none without it)."""
     if settings is None and not records and kill is None:
         return []
     lines = ["## Exploration", ""]
@@ -48,6 +53,8 @@ def exploration_section(
             )
         for rel, record in records:
             lines += ["", *_exploration(rel, record)]
+            if actors is not None:
+                lines += _pictures(record, actors.get(record["name"], ()))
     if kill is not None:
         lines += ["", *_kill_matrix(kill)]
     return lines
@@ -80,6 +87,25 @@ def _exploration(rel: str, record: Mapping[str, Any]) -> list[str]:
     if record["problem"]:
         lines += ["", f"Problem: {_cell(record['problem'])}"]
     return lines
+
+
+def _pictures(record: Mapping[str, Any], actors: Sequence[str]) -> list[str]:
+    """A diagram of each failing schedule: the shortest counterexample, and the first schedule of any other failing
+    row (:mod:`lab.evidence.report.failing`)."""
+    lines: list[str] = []
+    example = record["counterexample"]
+    for failing in failing_schedules(record):
+        if failing.shortest:
+            title, ending = "The shortest counterexample", f"ends {_outcome(example['observed'])}: {failing.title}"
+        else:
+            title, ending = "The first schedule found to reach it", failing.title
+        lines += ["", f"{title}, {_cell(failing.title)}: `{failing.replay}`", ""]
+        lines += ["```mermaid", schedule_diagram(failing.schedule, actors, ending).rstrip("\n"), "```"]
+    return lines
+
+
+def _outcome(observed: Mapping[str, Any]) -> str:
+    return ", ".join(f"{key}={value_text(value)}" for key, value in sorted(observed.items()))
 
 
 def _explanation(record: Mapping[str, Any], explanation: Any) -> list[str]:

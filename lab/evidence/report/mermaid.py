@@ -1,113 +1,131 @@
-"""A trace as a Mermaid ``sequenceDiagram``, the picture GitHub draws from ``report.md``.
+"""A trace as a Mermaid ``sequenceDiagram``, the picture GitHub draws from ``report.md``, narrow enough to read there.
 
-Participants are the actors, then the objects they touch in order of first use (``slow->>s1.lock:
-lock.acquire``). Wake-ups (a latch opening, a barrier passing, a hold ending) point back at the actor; notes,
-starts, ends and the lab's own events (deadlock, hang, final state) are notes. Runs of probe points one actor
-passes on one object fold into one arrow. Participants get short ids (``a0``, ``o1``) so that no name can clash
-with a Mermaid keyword, and every text is escaped with Mermaid's entity codes: its lexer ends a message at ``;``
-or ``#``, and quotes and angle brackets are HTML to it.
+One participant per actor and nothing else: what an actor does to a lock, a latch or a session is a line of a note
+over that actor, one note per turn (the actor's consecutive events), so the diagram is as wide as its actors, not as
+its objects. It is drawn from the swimlane model (:mod:`lab.evidence.report.timeline`) that ``report.html`` draws
+too: a wait is the actor's last line before its lifeline is activated, and its wake-up an arrow from the actor that
+last touched what it waited on (``a1-->>a0: latch.open fast-committed``); the lab's own events (deadlock, hang,
+final state) are notes across every actor. Each line is wrapped between words at :data:`WRAP` characters with
+``<br>``, so a note is never wider than its text allows and never clipped. Participants get short ids (``a0``) so no
+name can clash with a Mermaid keyword, and every text is escaped with Mermaid's entity codes: its lexer ends a
+message at ``;`` or ``#``, and quotes and angle brackets are HTML to it.
+
+A schedule (exploration records hold no traces) is drawn by :func:`schedule_diagram`: a note per run of one actor's
+choices, and an arrow where the run passes to another actor, saying whether that was a preemption.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import textwrap
+from collections.abc import Sequence
 
-from lab.engine.trace import Json, TraceEvent
+from lab.engine.trace import TraceEvent
+from lab.evidence.report.timeline import Mark, Wait, build_strip, build_timeline, runs
 
 MAX_EVENTS = 250
-"""Events drawn at most; a longer trace ends with a note pointing at ``trace.jsonl``."""
-MAX_TEXT = 160
-_WAKE_UPS = frozenset({"latch.open", "barrier.pass", "unhold"})
+"""Rows drawn at most; a longer trace ends with a note pointing at ``trace.jsonl``."""
+WRAP = 44
+"""The widest line of a note, in characters, with up to three actors; longer texts wrap between words."""
+NARROW = 132
+"""With more actors, a line is at most this many characters shared among them (at least 20), so that nine actors
+still fit about as wide as three."""
 _ESCAPES = {char: f"#{ord(char)};" for char in '#;"<>&%'}
 
 
 def sequence_diagram(events: Sequence[TraceEvent], actors: Sequence[str]) -> str:
     """The Mermaid source (without the code fence) for ``events``; ``actors`` fixes the participants' order."""
-    ids = _participants(events, actors)
-    lines = ["sequenceDiagram"]
-    lines += [f"    participant {ident} as {_escape(name)}" for (kind, name), ident in ids.items() if kind == "actor"]
-    lines += [f"    participant {ident} as {_escape(name)}" for (kind, name), ident in ids.items() if kind == "object"]
-    everyone = [ident for (kind, _), ident in ids.items() if kind == "actor"]
-    span = everyone[0] if len(everyone) == 1 else f"{everyone[0]},{everyone[-1]}"
-    for group in _fold(events[:MAX_EVENTS]):
-        lines.append("    " + _statement(group, ids, span))
+    timeline = build_timeline(events[:MAX_EVENTS], actors)
+    lanes = timeline.actors or ("lab",)
+    ids = {name: f"a{index}" for index, name in enumerate(lanes)}
+    span = ids[lanes[0]] if len(lanes) == 1 else f"{ids[lanes[0]]},{ids[lanes[-1]]}"
+    lines = ["sequenceDiagram", *(f"    participant {ids[name]} as {_escape(name)}" for name in lanes)]
+    marks = {mark.row: mark for mark in timeline.marks}
+    labs = {lab.row: lab for lab in timeline.lab}
+    starts = {wait.start: wait for wait in timeline.waits}
+    ends = {wait.end: wait for wait in timeline.waits if wait.end is not None}
+    turn: list[str] = []
+    owner = ""
+    width = WRAP if len(lanes) <= 3 else max(20, NARROW // len(lanes))
+
+    def flush() -> None:
+        if turn:
+            lines.append(f"    Note over {ids[owner]}: {_join(turn, width)}")
+            turn.clear()
+
+    for row in range(timeline.rows):
+        if row in labs:
+            flush()
+            lines.append(f"    Note over {span}: {_join(_lab_lines(labs[row].text))}")
+            continue
+        mark = marks[row]
+        woken = ends.get(row)
+        if woken is not None or mark.actor != owner:
+            flush()
+            owner = mark.actor
+        if woken is not None:
+            lines += _wake(woken, mark, ids, width)
+        else:
+            turn.append(mark.text)
+        waiting = starts.get(row)
+        if waiting is not None:
+            turn[-1:] = [waiting.text]
+            flush()
+            lines.append(f"    activate {ids[mark.actor]}")
+    flush()
+    lines += [f"    deactivate {ids[wait.actor]}" for wait in timeline.waits if wait.end is None]
     if len(events) > MAX_EVENTS:
         lines.append(f"    Note over {span}: {len(events) - MAX_EVENTS} more events, see trace.jsonl")
     return "\n".join(lines) + "\n"
 
 
-def _participants(events: Sequence[TraceEvent], actors: Sequence[str]) -> dict[tuple[str, str], str]:
-    names = list(dict.fromkeys([*actors, *(e.actor for e in events if e.actor != "lab")]))
-    ids = {("actor", name): f"a{index}" for index, name in enumerate(names or ["lab"])}
-    objects = dict.fromkeys(e.obj for e in events if e.obj)
-    ids.update({("object", name): f"o{index}" for index, name in enumerate(objects)})
-    return ids
+def schedule_diagram(schedule: str, actors: Sequence[str], ending: str) -> str:
+    """The Mermaid source of a schedule's choices over ``actors``, closed by a note saying ``ending``."""
+    strip = build_strip(schedule, actors)
+    lanes = strip.actors or ("lab",)
+    ids = {name: f"a{index}" for index, name in enumerate(lanes)}
+    span = ids[lanes[0]] if len(lanes) == 1 else f"{ids[lanes[0]]},{ids[lanes[-1]]}"
+    lines = ["sequenceDiagram", *(f"    participant {ids[name]} as {_escape(name)}" for name in lanes)]
+    if not strip.readable:
+        lines.append(f"    Note over {span}: {_join([f'the schedule does not name these actors: {schedule}'])}")
+    previous = ""
+    for first, last, choice in runs(strip):
+        where = f"choice {first}" if first == last else f"choices {first}-{last}"
+        if choice.preempts:
+            lines.append(
+                f"    {ids[choice.preempts]}->>{ids[choice.chosen]}: {_join([f'preempted at choice {first}'])}"
+            )
+        elif previous:
+            lines.append(f"    {ids[previous]}-->>{ids[choice.chosen]}: {_join([f'blocked or ended: choice {first}'])}")
+        lines.append(f"    Note over {ids[choice.chosen]}: {_join([f'{where}: {choice.chosen} runs'])}")
+        previous = choice.chosen
+    lines.append(f"    Note over {span}: {_join([ending])}")
+    return "\n".join(lines) + "\n"
 
 
-def _fold(events: Iterable[TraceEvent]) -> Iterator[list[TraceEvent]]:
-    group: list[TraceEvent] = []
-    for event in events:
-        if (
-            group
-            and event.op == "probe"
-            and group[-1].op == "probe"
-            and (event.actor, event.obj) == (group[-1].actor, group[-1].obj)
-        ):
-            group.append(event)
-            continue
-        if group:
-            yield group
-        group = [event]
-    if group:
-        yield group
+def _wake(wait: Wait, mark: Mark, ids: dict[str, str], width: int) -> list[str]:
+    """The end of a wait: an arrow from whoever last touched what was waited on, closing the activation."""
+    actor = ids[mark.actor]
+    if wait.woken_by in ids and wait.woken_by != mark.actor:
+        return [f"    deactivate {actor}", f"    {ids[wait.woken_by]}-->>{actor}: {_join([mark.text], width)}"]
+    return [f"    deactivate {actor}", f"    Note over {actor}: {_join([mark.text], width)}"]
 
 
-def _statement(group: list[TraceEvent], ids: Mapping[tuple[str, str], str], span: str) -> str:
-    first = group[0]
-    if first.actor == "lab" or ("actor", first.actor) not in ids:
-        return f"Note over {span}: {_escape(_lab_text(first))}"
-    actor = ids[("actor", first.actor)]
-    if first.op == "probe":
-        points = ", ".join(str(event.detail.get("point", "?")) for event in group)
-        return f"{actor}->>{ids[('object', first.obj)]}: {_escape('probe ' + points)}"
-    if first.op == "note":
-        text = str(first.detail.get("text", ""))
-        return f"Note over {actor}: {_escape(_with_detail(text, first.detail, skip='text'))}"
-    if first.op == "end":
-        return f"Note over {actor}: {_escape('end -> ' + str(first.detail.get('outcome', '?')))}"
-    if first.op == "error":
-        return f"Note over {actor}: {_escape('raised ' + str(first.detail.get('type', '?')))}"
-    text = _escape(_with_detail(first.op, first.detail))
-    if not first.obj:
-        return f"Note over {actor}: {text}"
-    target = ids[("object", first.obj)]
-    return f"{target}-->>{actor}: {text}" if first.op in _WAKE_UPS else f"{actor}->>{target}: {text}"
+def _lab_lines(text: str) -> list[str]:
+    """A lab row's text, a deadlock's blocked actors each on a line of their own."""
+    head, _, rest = text.partition(": ")
+    if head == "DEADLOCK" and rest:
+        return ["DEADLOCK", *rest.split("; ")]
+    return [text]
 
 
-def _lab_text(event: TraceEvent) -> str:
-    if event.op == "deadlock":
-        blocked = event.detail.get("blocked", [])
-        waits = "; ".join(
-            f"{pair[0]} waits for {pair[1]}" for pair in blocked if isinstance(pair, list) and len(pair) == 2
-        )
-        return f"DEADLOCK: {waits}" if waits else "DEADLOCK"
-    if event.op == "final":
-        return "final state " + _value(dict(event.detail))
-    return _with_detail(event.op.upper() if event.op == "hang" else event.op, event.detail)
-
-
-def _with_detail(text: str, detail: Mapping[str, Json], skip: str = "") -> str:
-    extra = ", ".join(f"{key}={_value(value)}" for key, value in sorted(detail.items()) if key != skip)
-    return f"{text} ({extra})" if extra else text
-
-
-def _value(value: Json) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+def _join(texts: Sequence[str], width: int = WRAP) -> str:
+    """The lines of a note or message: each escaped, wrapped between words at ``width``, joined with ``<br>``."""
+    wrapped: list[str] = []
+    for text in texts:
+        flat = " ".join(text.split()) or "-"
+        wrapped += textwrap.wrap(flat, width, break_long_words=False, break_on_hyphens=False) or [flat]
+    return "<br>".join(_escape(line) for line in wrapped)
 
 
 def _escape(text: str) -> str:
-    text = " ".join(text.split())
-    if len(text) > MAX_TEXT:
-        text = text[: MAX_TEXT - 3] + "..."
     return "".join(_ESCAPES.get(char, char) for char in text)

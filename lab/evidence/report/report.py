@@ -90,8 +90,23 @@ def _scenario(result: ScenarioResult) -> list[str]:
         last = [line for line in error.strip().splitlines() if line.strip()]
         lines += ["", f"{_cell(actor)} raised: `{_cell(last[-1] if last else '?')}`"]
     if result.trace:
+        lines += [
+            "",
+            race_caption(result) or "What each actor did, in order (a note per turn; a wait ends at an arrow):",
+        ]
         lines += ["", "```mermaid", sequence_diagram(result.trace, list(result.outcomes)).rstrip("\n"), "```"]
     return lines
+
+
+def race_caption(result: ScenarioResult) -> str:
+    """For a race (a scenario that expects no outcome of any actor): the diagram is one schedule, not the race."""
+    if result.expect:
+        return ""
+    return (
+        "A race: this run took one schedule, the scheduler's default (an actor runs until it blocks or ends), and "
+        "that is what is drawn. Every schedule that matters is run by `python run.py --explore`; the Exploration "
+        "section, when there is one, draws its failing schedules."
+    )
 
 
 def _cell(value: object) -> str:

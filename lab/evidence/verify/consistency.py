@@ -17,6 +17,7 @@ from lab.evidence.records.findings import Problem
 from lab.evidence.records.layout import (
     AUDIT,
     OPTIONAL_FILES,
+    REPORT_HTML,
     REPORT_MD,
     RUN,
     SOURCES,
@@ -67,6 +68,8 @@ class Evidence:
     exploration: ExplorationEvidence
     report: bytes | None = None
     """``report.md``, when it could be read as UTF-8 (:mod:`lab.evidence.verify.rederive` renders it again)."""
+    report_html: bytes | None = None
+    """``report.html``, likewise; ``None`` also for an older folder written without one."""
 
 
 def check_consistency(
@@ -90,7 +93,8 @@ def check_consistency(
     if not self_audit:
         _check_audit(reader, listing, problems)
     report = _read(reader, REPORT_MD, LINES_CAP, problems, text=True) if REPORT_MD in listing else None
-    return Evidence(run, scenarios, explored, report)
+    page = _read(reader, REPORT_HTML, LINES_CAP, problems, text=True) if REPORT_HTML in listing else None
+    return Evidence(run, scenarios, explored, report, page)
 
 
 def _check_layout(listing: Mapping[str, str], problems: list[Problem], *, self_audit: bool) -> None:

@@ -1,8 +1,8 @@
-"""What the auditor re-derives with its own code: ``report.md`` byte for byte, and which scenarios had to run.
+"""What the auditor re-derives with its own code: both reports byte for byte, and which scenarios had to run.
 
-Both close holes that sums and cross-checks leave open. ``report.md`` is made from the records and decides nothing,
-so nothing else checks it: the auditor renders it again from the records (with :func:`~lab.evidence.report.report.
-render_report` and :func:`~lab.evidence.report.explore_report.exploration_section`, as the writer does) and compares bytes.
+Both close holes that sums and cross-checks leave open. ``report.md`` and ``report.html`` are made from the records
+and decide nothing, so nothing else checks them: the auditor renders them again from the records (with
+:func:`~lab.evidence.report.documents.render_documents`, which the writer calls too) and compares bytes.
 That is only meaningful when the same renderer made it, so it is done when the archived machinery is the checkout's
 (no machinery drift). And a failing scenario could be dropped from the folder, its totals and ``run.json``'s list
 adjusted: the command ``run.json`` records says which scenario files had to run (every file ``sources/scenarios/``
@@ -16,46 +16,47 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lab.engine.scheduler import BlockedActor
+from lab.engine.run import BlockedActor
 from lab.engine.trace import TraceEvent
 from lab.evidence.records.findings import Problem
-from lab.evidence.records.layout import REPORT_MD, RUN
+from lab.evidence.records.layout import REPORT_HTML, REPORT_MD, RUN
 from lab.evidence.records.safefs import printable
-from lab.evidence.report.explore_report import exploration_section
-from lab.evidence.report.report import render_report
+from lab.evidence.records.text import first_difference
+from lab.evidence.report.documents import Explored, render_documents
 from lab.evidence.verify.consistency import Evidence, ScenarioEvidence
 from lab.scenarios.loader import BrokenScenario
 from lab.scenarios.runner import Check, ScenarioResult, Verdict
 
 
 def check_report(evidence: Evidence, problems: list[Problem]) -> bool:
-    """Render ``report.md`` again from the records and compare bytes; False when the records do not allow it."""
+    """Render ``report.md`` and ``report.html`` again from the records and compare bytes (``report.html`` when the
+    folder has one: older folders do not); False when the records do not allow it."""
     run = evidence.run
     if run is None or evidence.report is None or any(s.result is None or s.events is None for s in evidence.scenarios):
         return False
     try:
         results = [_result(scenario) for scenario in evidence.scenarios if scenario.name in run["scenarios"]]
         broken = [BrokenScenario(b["name"], Path(b["file"]), b["problem"]) for b in run["broken"]]
-        text = render_report(run, results, broken)
         summary = run.get("exploration")
         if evidence.exploration.present and not isinstance(summary, dict):
             return False  # reported by the exploration checks
+        explored = None
         if isinstance(summary, dict):  # a run with --explore has the section, even with nothing explored
             order = [entry["file"] for entry in summary["explorations"]]
             records = sorted(evidence.exploration.records, key=lambda item: order.index(item[0]))
-            section = exploration_section(summary["settings"], records, evidence.exploration.kill_matrix)
-            text += "\n" + "\n".join(section) + "\n" if section else ""
+            explored = Explored(summary["settings"], records, evidence.exploration.kill_matrix)
+        made = render_documents(run, results, broken, explored)
     except (KeyError, ValueError, TypeError, AttributeError):  # records too broken to render: reported elsewhere
         return False
-    made = text.encode("utf-8")
-    if made != evidence.report:
-        problems.append(
-            Problem(
-                REPORT_MD,
-                f"differs from the report the audit's code makes of these records"
-                f"{_first_difference(evidence.report, made)}",
+    for name, recorded in ((REPORT_MD, evidence.report), (REPORT_HTML, evidence.report_html)):
+        if recorded is not None and made[name] != recorded:
+            problems.append(
+                Problem(
+                    name,
+                    f"differs from the report the audit's code makes of these records"
+                    f"{_first_difference(recorded, made[name])}",
+                )
             )
-        )
     return True
 
 
@@ -173,7 +174,5 @@ def _result(scenario: ScenarioEvidence) -> ScenarioResult:
 
 def _first_difference(recorded: bytes, made: bytes) -> str:
     old, new = recorded.decode("utf-8", "replace").splitlines(), made.decode("utf-8", "replace").splitlines()
-    for number, (a, b) in enumerate(zip(old, new, strict=False), start=1):
-        if a != b:
-            return f" (first difference at line {number})"
-    return f" ({len(old)} lines, the audit makes {len(new)})"
+    found = first_difference(old, new)
+    return f" (first difference at line {found[0]})" if found else f" ({len(old)} lines, the audit makes {len(new)})"

@@ -24,7 +24,6 @@ from lab.evidence.records.findings import AuditReport
 from lab.evidence.records.layout import (
     AUDIT,
     KILL_MATRIX,
-    REPORT_MD,
     RUN,
     SIGNATURE,
     SOURCES_JSON,
@@ -46,8 +45,7 @@ from lab.evidence.records.records import (
     started_record,
 )
 from lab.evidence.records.signing import sign
-from lab.evidence.report.explore_report import exploration_section
-from lab.evidence.report.report import render_report
+from lab.evidence.report.documents import Explored, render_documents
 from lab.evidence.verify.auditor import audit
 from lab.evidence.write.provenance import git_state
 from lab.scenarios.exploring import ScenarioExploration
@@ -146,10 +144,10 @@ def write_evidence(
         exploration=explored.summary,
     )
     out.write(RUN, dump_json(run))
-    settings = explored.summary["settings"] if explored.summary is not None else None
-    section = exploration_section(settings, explored.records, explored.kill_matrix)
-    text = render_report(run, results, broken) + ("\n" + "\n".join(section) + "\n" if section else "")
-    out.write(REPORT_MD, text.encode("utf-8"))
+    summary = explored.summary
+    made = Explored(summary["settings"], explored.records, explored.kill_matrix) if summary is not None else None
+    for name, data in render_documents(run, results, broken, made).items():
+        out.write(name, data)
     verified = audit(folder, rerun=True, checkout=root, manifest=dict(out.digests))
     out.write(AUDIT, dump_json(verified.to_json()))
     sums = format_sums(out.digests)
