@@ -1,3 +1,4 @@
+# size: one algorithm (steps, races, swapped replays) and the record it leaves; split, each half is unreadable alone
 """Why a counterexample fails: the two racing steps whose order decided it, and the one swap that saves the run.
 
 A FAIL says *that* some schedule reaches a forbidden outcome. A learner also needs *why*: which two pieces of code,

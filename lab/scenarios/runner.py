@@ -7,8 +7,6 @@ import os
 import sys
 import traceback
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from enum import StrEnum
 from types import CodeType
 
 from lab.engine.accesses import Recording, start_recording
@@ -16,7 +14,7 @@ from lab.engine.granularity import Granularity
 from lab.engine.instrument import InstrumentError, instrument_module
 from lab.engine.lines import LineTracer
 from lab.engine.policies import Policy
-from lab.engine.run import BlockedActor, RunResult, RunStatus
+from lab.engine.run import RunResult, RunStatus
 from lab.engine.schedule import ReplayPolicy
 from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS, Scheduler
 from lab.engine.standard import scheduler_aware_primitives
@@ -25,95 +23,8 @@ from lab.errors import ScenarioError, UsageError
 from lab.scenarios.base import Lab, Scenario
 from lab.scenarios.loader import LoadedScenario
 from lab.scenarios.outcomes import Grade, Outcome
+from lab.scenarios.results import Check, ScenarioResult, Verdict, outcome_text
 from lab.scenarios.under_test import files_to_trace, files_under_test, modules_under_test
-
-
-class Verdict(StrEnum):
-    """A scenario's grade."""
-
-    PASS = "PASS"
-    """Every check held."""
-    FAIL = "FAIL"
-    """It ran, and at least one check did not hold."""
-    ERROR = "ERROR"
-    """It could not run: its setup or its checks raised."""
-
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    """One named expectation, whether it held, and why not.
-
-    ``kind`` says what was checked: ``run``, ``outcome``, ``state``, ``blocked``, ``table`` or ``invariant``.
-    """
-
-    name: str
-    passed: bool
-    reason: str = ""
-    kind: str = ""
-
-
-@dataclass(frozen=True)
-class ScenarioResult:
-    """Everything one scenario run produced; ``seconds`` is the only field that depends on the clock."""
-
-    name: str
-    lesson: str
-    description: str
-    source: str
-    mutant: bool
-    verdict: Verdict
-    run_status: str
-    expect: Mapping[str, str]
-    outcomes: Mapping[str, str]
-    state: Mapping[str, Json]
-    checks: tuple[Check, ...]
-    trace: tuple[TraceEvent, ...]
-    requests: tuple[bytes, ...] = ()
-    transport_calls: int = 0
-    blocked: tuple[BlockedActor, ...] = ()
-    errors: Mapping[str, str] = field(default_factory=dict)
-    problem: str = ""
-    seconds: float = 0.0
-    variant: str = ""
-    granularity: str = Granularity.PROBE
-    run: RunResult | None = field(default=None, repr=False, compare=False)
-    state_rows: tuple[tuple[int, Mapping[str, Json]], ...] = field(default=(), repr=False, compare=False)
-
-    @property
-    def observed(self) -> dict[str, Json]:
-        """What an outcome-table row is compared with: the run status, each actor's outcome, the final state."""
-        return {"run": self.run_status, **self.outcomes, **self.state}
-
-    @property
-    def failed_invariants(self) -> tuple[str, ...]:
-        """The names of the invariants that did not hold."""
-        return tuple(c.name for c in self.checks if c.kind == "invariant" and not c.passed)
-
-    @property
-    def passed(self) -> bool:
-        """True when the verdict is PASS."""
-        return self.verdict is Verdict.PASS
-
-    @property
-    def checks_passed(self) -> int:
-        """How many checks held."""
-        return sum(check.passed for check in self.checks)
-
-    @property
-    def checks_failed(self) -> int:
-        """How many checks did not hold."""
-        return len(self.checks) - self.checks_passed
-
-
-def outcome_text(value: object) -> str:
-    """An actor's return value as the word that expectations compare: ``STALE``, ``COMMITTED``, ``DONE``."""
-    if value is None:
-        return "DONE"
-    status = getattr(value, "status", None)
-    if status is not None:
-        return outcome_text(status)
-    return str(getattr(value, "value", value))
-
 
 GRANULARITIES = tuple(Granularity)
 
