@@ -31,6 +31,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import audit as audit_command  # noqa: E402  (audit.py and run.py live at the repository root)
+import lab.campaign as campaign  # noqa: E402  (what run.py runs: its workers, its writer)
+import lab.cli.audit as audit_cli  # noqa: E402  (what audit.py runs)
 import run  # noqa: E402
 
 SCENARIO = "out_of_order_commit"
@@ -104,7 +106,7 @@ class TestInterrupted:
         def interrupted(*args: Any, **kwargs: Any) -> Any:
             raise KeyboardInterrupt
 
-        monkeypatch.setattr(run, "run_files", interrupted)
+        monkeypatch.setattr(campaign, "run_files", interrupted)
         folder = tmp_path / "ev"
         assert _run(["--out", str(folder), "--scenario", SCENARIO]) == 130
         _one_line(capsys.readouterr().err, f"run.py: interrupted; {folder} is left unfinished")
@@ -124,7 +126,7 @@ class TestInterrupted:
         def interrupted(*args: Any, **kwargs: Any) -> Any:
             raise KeyboardInterrupt
 
-        monkeypatch.setattr(audit_command, "audit", interrupted)
+        monkeypatch.setattr(audit_cli, "audit", interrupted)
         assert _audit(str(tmp_path))[0] == 130
         _one_line(capsys.readouterr().err, "audit.py: interrupted")
 
@@ -155,13 +157,13 @@ class TestCannotWrite:
     ) -> None:
         """A scenario that pre-creates SHA256SUMS used to end the run in a FileExistsError traceback."""
         _no_self_reexecution(monkeypatch)
-        real = run.write_evidence
+        real = campaign.write_evidence
 
         def planted(folder: Path, *args: Any, **kwargs: Any) -> Any:
             (folder / "SHA256SUMS").write_text("mine\n")
             return real(folder, *args, **kwargs)
 
-        monkeypatch.setattr(run, "write_evidence", planted)
+        monkeypatch.setattr(campaign, "write_evidence", planted)
         assert _run(["--out", str(tmp_path / "ev"), "--scenario", SCENARIO]) == 3
         _one_line(
             capsys.readouterr().err,

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
+
+from rich.console import Console
+
+from lab.cli import main
+from lab.cli.app import parser
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,3 +27,20 @@ class TestReadme:
         readme = (ROOT / "README.md").read_text(encoding="utf-8")
         first = re.findall(r"```sh\n(.+?)\n```", readme)[0]
         assert re.search(r"run\.py --out evidence/\S+$", first)
+
+    def test_every_lab_command_the_readme_shows_parses(self) -> None:
+        """Each ``lab`` line of the README is a real command with real flags; together they show every command."""
+        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+        lines = [line.split("#")[0].split() for line in readme.splitlines() if line.startswith(".venv/bin/lab ")]
+        assert {words[1] for words in lines} == {"audit", "explore", "list", "new", "run", "replay", "chat"}
+        for words in lines:
+            if words[1] != "chat":  # its flags are the console's own
+                parser().parse_args(words[1:])
+
+    def test_the_readme_replay_replays_to_its_end(self) -> None:
+        """The replay example is a whole schedule: it replays to the end, exit 0 (a cut one would diverge)."""
+        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+        words = next(
+            line.split("#")[0].split() for line in readme.splitlines() if line.startswith(".venv/bin/lab replay")
+        )
+        assert main(words[1:], console_out=Console(file=io.StringIO())) == 0

@@ -19,7 +19,7 @@ from rich.console import Console
 import lab
 from lab.cli import audit, chat, listing, replay, run
 from lab.cli.common import Output, Parser, console
-from lab.errors import LabError
+from lab.errors import LabError, UsageError
 from lab.evidence.records.safefs import printable
 from lab.evidence.records.signing import SigningError
 from lab.evidence.write.writer import WriteError
@@ -62,7 +62,11 @@ def main(
     output = Output(console_out or console(), prog)
     args = argparse.Namespace(created=None, json=False)
     try:
-        args = parser(prog).parse_args(words, namespace=args)
+        args, extra = parser(prog).parse_known_args(words, namespace=args)
+        if extra:  # a flag of another command, or none: refused, never ignored
+            raise UsageError(
+                f"unrecognized arguments: {' '.join(extra)} ({prog} {args.command} --help lists its flags)"
+            )
         args.root = root
         args.recorded = list(recorded) if recorded is not None else [prog, *words]
         if args.command == "audit":

@@ -21,8 +21,6 @@ class Parser(argparse.ArgumentParser):
     """argparse, but a usage error is a :class:`UsageError` (one line, exit code 2), never argparse's two lines."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        if message.startswith("unrecognized arguments"):
-            message += f" ({self.prog} --help lists its flags)"
         raise UsageError(message)
 
 

@@ -324,8 +324,8 @@ def _rerun(
     unchecked = [s.name for s in evidence.scenarios if s.result is None]
     explorations = [ExpectedExploration(rel, record) for rel, record in explored.records]
     if progress is not None:
-        extra = f" and {len(explorations)} explorations" if explorations else ""
-        progress(f"re-executing {len(expected)} scenarios{extra}")
+        extra = f" and {len(explorations)} exploration{'s' * (len(explorations) != 1)}" if explorations else ""
+        progress(f"re-executing {len(expected)} scenario{'s' * (len(expected) != 1)}{extra}")
     with tempfile.TemporaryDirectory(prefix="lab-archive-") as scratch:
         if payload is not None:
             code = Code(Path(scratch), sandboxed=True, label=ARCHIVE)
