@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from lab import Granularity
+from lab import Granularity, Pin
 from lab.engine.schedule import schedule_string
 from lab.scenarios.exploring import ExploreVerdict, explore_scenario, replay_scenario
 from lab.scenarios.kill_matrix import build_kill_matrix, race_scenario
 from lab.scenarios.loader import BrokenScenario, LoadedScenario, load
-from lab.scenarios.pinning import OUTCOME_INVARIANT, is_pinned, save_counterexample
+from lab.scenarios.pinning import OUTCOME_INVARIANT, describe_pin, is_pinned, save_counterexample
 from lab.scenarios.runner import Verdict, run_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,6 +90,8 @@ class TestSavedFile:
 
         pinned = _loaded(path)
         assert is_pinned(pinned.cls) and not race_scenario(pinned) and race_scenario(race)
+        assert pinned.cls.pin == Pin(found.counterexample.schedule, Granularity.PROBE, "Also", race="tiny")
+        assert describe_pin(pinned.cls) == "one schedule of tiny (variant Also, probe granularity)"
         assert pinned.lesson.startswith("Counterexample of tiny over Also: FORBIDDEN: b first")
         result = run_scenario(pinned)
         assert result.passed, [(c.name, c.reason) for c in result.checks if not c.passed]

@@ -25,11 +25,15 @@ def _scenario(folder: Path, name: str, text: str) -> LoadedScenario:
     return item
 
 
-def _lab(*actors: str) -> Lab:
+def _scheduler(*actors: str) -> Scheduler:
     scheduler = Scheduler()
     for actor in actors:
         scheduler.add_actor(actor, lambda: None)
-    return Lab(scheduler)
+    return scheduler
+
+
+def _lab(*actors: str) -> Lab:
+    return Lab(_scheduler(*actors))
 
 
 def _with_typo(folder: Path, source: str, right: str, wrong: str) -> LoadedScenario:
@@ -110,6 +114,15 @@ class TestOwnSessions:
         assert found.allows("commit:enter") and not found.allows("commit:exit")
         assert not found.open
 
+    def test_the_lab_checks_points_against_the_scenario_it_was_built_for(self, tmp_path: Path) -> None:
+        """The runner hands the lab its scenario class: a hold made from any helper (not just from ``setup``) is
+        checked against that scenario's code, with no frame inspection; a lab without one knows only the lab's."""
+        item = _scenario(tmp_path, "own_session", OWN_SESSION)
+        for_it, by_hand = Lab(_scheduler("second"), item.cls), _lab("second")
+        for_it.hold("second", at="mine:before", until=for_it.latch("l"))
+        with pytest.raises(ScenarioError, match="no code under test announces probe point 'mine:before'"):
+            by_hand.hold("second", at="mine:before", until=by_hand.latch("l"))
+
 
 class TestLabByHand:
     def test_a_lab_outside_any_scenario_knows_the_lab_s_own_points(self) -> None:
@@ -134,7 +147,7 @@ class TestLabByHand:
 
 OWN_SESSION = '''"""A learner's own session, announcing its own probe points."""
 
-from lab import Scenario
+from lab import Scenario, actor, only
 
 
 class Counter:
@@ -150,18 +163,19 @@ class Counter:
 
 class OwnSession(Scenario):
     source = "a test"
-    actors = ("first", "second")
-    expect = {"first": "DONE", "second": "DONE"}
+    outcomes = only(first="DONE", second="DONE")
 
     def setup(self):
         self.counter = Counter(self.lab.probe("counter"))
         self.first_done = self.lab.latch("first-done")
         self.lab.hold("second", at="mine:before", until=self.first_done)
 
+    @actor
     def first(self):
         self.counter.bump(1)
         self.first_done.count_down()
 
+    @actor
     def second(self):
         self.counter.bump(2)
 '''
