@@ -69,7 +69,8 @@ class ExploreSettings:
     preemptions: int | None = None
     max_schedules: int = DEFAULT_MAX_SCHEDULES
     variant: str | None = None
-    jobs: int | None = None
+    jobs: int = 1
+    """Processes exploring one scenario at once: any number finds the same schedules, counts and verdicts."""
 
     def record(self) -> dict[str, Any]:
         """The settings as ``run.json`` records them (``jobs`` changes no count, so it is not recorded)."""
@@ -357,7 +358,6 @@ class Campaign:
             )
         explorations: list[ScenarioExploration] = []
         cells: list[ScenarioExploration] = []
-        options: dict[str, Any] = {"jobs": settings.jobs} if settings.jobs is not None else {}
         for item in plan.to_explore:
             for granularity in settings.granularities:
                 listener.exploration_started(item.name, granularity)
@@ -369,7 +369,7 @@ class Campaign:
                         preemption_bound=settings.preemptions,
                         max_schedules=settings.max_schedules,
                         progress=listener.exploration_progress,
-                        **options,
+                        jobs=settings.jobs,
                     )
                 except ScenarioError as error:  # its setup raises: the normal run already reports it as ERROR
                     listener.exploration_done(error)

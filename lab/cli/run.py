@@ -9,7 +9,6 @@ unfinished); 130 interrupted.
 from __future__ import annotations
 
 import argparse
-import inspect
 import os
 from pathlib import Path
 from typing import Any
@@ -29,10 +28,7 @@ from lab.render import (
     print_failures,
     summary_table,
 )
-from lab.scenarios.exploring import ExploreVerdict, explore_scenario
-
-PARALLEL_EXPLORATION = "jobs" in inspect.signature(explore_scenario).parameters
-"""The explorer takes ``jobs`` (processes exploring one scenario at once): ``lab explore --jobs N`` is offered."""
+from lab.scenarios.exploring import ExploreVerdict
 
 
 def add(commands: Any) -> None:
@@ -83,14 +79,13 @@ def _add_explore_flags(parser: argparse.ArgumentParser) -> None:
         help="save the first counterexample (of any variant, mutants of the kill matrix included) as NAME.py in "
         "the scenario folder, a pinned regression scenario",
     )
-    if PARALLEL_EXPLORATION:
-        parser.add_argument(
-            "--jobs",
-            type=int,
-            metavar="N",
-            default=os.cpu_count() or 1,
-            help="processes exploring one scenario at once (default: this machine's cores)",
-        )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        default=os.cpu_count() or 1,
+        help="processes exploring one scenario at once (default: this machine's cores); any number finds the same",
+    )
 
 
 def settings(args: argparse.Namespace) -> ExploreSettings:
@@ -99,11 +94,10 @@ def settings(args: argparse.Namespace) -> ExploreSettings:
         raise UsageError("--preemptions needs a number >= 0")
     if args.max_schedules < 1:
         raise UsageError("--max-schedules needs a number >= 1")
-    jobs = getattr(args, "jobs", None)
-    if jobs is not None and jobs < 1:
+    if args.jobs < 1:
         raise UsageError("--jobs needs a number >= 1")
     granularities = ("probe", "line") if args.granularity == "both" else (args.granularity or "probe",)
-    return ExploreSettings(granularities, args.preemptions, args.max_schedules, args.variant, jobs)
+    return ExploreSettings(granularities, args.preemptions, args.max_schedules, args.variant, args.jobs)
 
 
 def main(args: argparse.Namespace, output: Output) -> int:
