@@ -15,6 +15,7 @@ from lab.engine.trace import trace_digest
 from lab.scenarios.exploring import ExploreVerdict, explore_scenario
 from lab.scenarios.loader import BrokenScenario, LoadedScenario, load, load_all
 from lab.scenarios.runner import Verdict, run_scenario
+from lab.scenarios.template import template_text
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"
@@ -319,6 +320,19 @@ class TestWire:
 
 
 GUIDE = ROOT / "docs" / "writing-scenarios.md"
+
+
+class TestTemplate:
+    @pytest.mark.timeout(60)
+    def test_the_template_is_on_the_new_api_passes_and_explores_clean(self, tmp_path: Path) -> None:
+        """``lab new``'s text: @actor methods and only(...), a run that passes, an exploration that passes."""
+        text = template_text("my_race")
+        assert "@actor" in text and "outcomes = only(" in text and "self.lab.wire(" in text
+        (tmp_path / "my_race.py").write_text(text, encoding="utf-8")
+        loaded = _load_from(tmp_path / "my_race.py")
+        assert loaded.cls.__name__ == "MyRace" and loaded.cls.actors == ("first", "second")
+        assert run_scenario(loaded).verdict is Verdict.PASS
+        assert explore_scenario(loaded).verdict is ExploreVerdict.PASS
 
 
 class TestGuide:
