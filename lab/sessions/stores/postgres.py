@@ -30,7 +30,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from lab.hooks import note_shared_access
 from lab.messages import Message
-from lab.sessions.stores.store import SCHEMA_VERSION, RowState, StoreError, access_name, decode_history, encode_history
+from lab.sessions.stores.store import SCHEMA_VERSION, RowState, StoreError, access_name, encode_history, row_state
 from lab.sessions.stores.store import row_name as _row
 
 try:  # imported here, at import time: psycopg binds threading.Lock when it is first imported, and must get the real one
@@ -155,10 +155,7 @@ class PostgresStore:
             " ON r.session = s.key AND r.request_id = %s WHERE s.key = %s",
             (request_id, key),
         ).fetchone()
-        if row is None:
-            raise StoreError(f"{self._label}: session {name} is gone (its row was deleted)")
-        receipt = (str(row[2]), str(row[3])) if row[2] is not None else None
-        return RowState(int(row[0]), decode_history(row[1]), receipt)
+        return row_state(row, self._label, name)
 
     def commit_round(
         self,

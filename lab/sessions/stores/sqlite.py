@@ -24,7 +24,7 @@ from pathlib import Path
 
 from lab.hooks import note_shared_access
 from lab.messages import Message
-from lab.sessions.stores.store import SCHEMA_VERSION, RowState, StoreError, access_name, decode_history, encode_history
+from lab.sessions.stores.store import SCHEMA_VERSION, RowState, StoreError, access_name, encode_history, row_state
 from lab.sessions.stores.store import row_name as _row
 
 _SCHEMA = (
@@ -156,10 +156,7 @@ class SqliteStore:
             " ON r.session = s.key AND r.request_id = ? WHERE s.key = ?",
             (request_id, key),
         ).fetchone()
-        if row is None:
-            raise StoreError(f"{self._label}: session {name} is gone (its row was deleted)")
-        receipt = (str(row[2]), str(row[3])) if row[2] is not None else None
-        return RowState(int(row[0]), decode_history(row[1]), receipt)
+        return row_state(row, self._label, name)
 
     def commit_round(
         self,

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from lab.errors import LabError
 from lab.messages import Message
@@ -119,6 +119,15 @@ def encode_history(history: Sequence[Message]) -> str:
 def decode_history(text: str) -> tuple[Message, ...]:
     """The inverse of :func:`encode_history`."""
     return tuple(Message(role, content) for role, content in json.loads(text))
+
+
+def row_state(row: Sequence[Any] | None, label: str, name: str) -> RowState:
+    """A read's row, ``(version, history, question, answer)`` with the receipt's columns ``NULL`` when there is none,
+    as a :class:`RowState`; no row at all is a :class:`StoreError` (the session was dropped under the reader)."""
+    if row is None:
+        raise StoreError(f"{label}: session {name} is gone (its row was deleted)")
+    receipt = (str(row[2]), str(row[3])) if row[2] is not None else None
+    return RowState(int(row[0]), decode_history(row[1]), receipt)
 
 
 def open_store(spec: str) -> Store | None:
