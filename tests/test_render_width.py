@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
-from lab.render import exploration_table, kill_matrix_table, list_table, summary_table
+from lab.render import (
+    exploration_table,
+    kill_matrix_table,
+    list_table,
+    outcome_rows_table,
+    replay_table,
+    summary_table,
+)
 from lab.scenarios.exploring import explore_scenario
 from lab.scenarios.kill_matrix import build_kill_matrix
 from lab.scenarios.loader import LoadedScenario, load, load_all
@@ -28,9 +36,10 @@ def _readable(text: str, width: int, names: list[str]) -> None:
     lines = text.splitlines()
     assert all(len(line.rstrip()) <= width for line in lines), max(lines, key=len)
     assert "…" not in text, "a cell was cut"
-    flat = " ".join(line.strip(" │┃") for line in lines)
+    tokens = set(re.split(r"[\s│┃|]+", text))
+    tokens |= {token.strip(":,;()") for token in tokens}  # "slow:" names the actor slow
     for name in names:
-        assert name in flat.replace("  ", " ") or any(name in line for line in lines), f"{name!r} is cut or split"
+        assert name in tokens, f"{name!r} is cut or split"
 
 
 @pytest.fixture(scope="module")
@@ -66,3 +75,21 @@ def test_exploration_and_kill_matrix_read_at_every_width(width: int) -> None:
     matrix = build_kill_matrix([race])
     text = _render(kill_matrix_table(matrix), width)
     _readable(text, width, [*matrix.variants, "killed", "survived"])
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("width", WIDTHS)
+def test_outcome_rows_and_replay_read_at_every_width(width: int) -> None:
+    """An exploration's graded rows and a replay (a column per actor) where they fit; else one row or event per
+    line, each reason and outcome whole."""
+    race = load(ROOT / "scenarios" / "race_two_requests.py")
+    assert isinstance(race, LoadedScenario)
+    found = explore_scenario(race, granularity="probe")
+    text = _render(outcome_rows_table(found), width)
+    reasons = [word for row in found.rows for word in row.reason.split()]
+    _readable(text, width, ["ACCEPTABLE", "FORBIDDEN", *reasons])
+    ordered = load(ROOT / "scenarios" / "out_of_order_commit.py")
+    assert isinstance(ordered, LoadedScenario)
+    result = run_scenario(ordered, watch_states=True)
+    text = _render(replay_table(result, ordered.cls.actors), width)
+    _readable(text, width, ["slow", "fast", "STALE", "COMMITTED", "state:"])
