@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import struct
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -173,6 +174,17 @@ def _browser_or_skip() -> None:
         if os.environ.get("LAB_REQUIRE_BROWSER") == "1":
             pytest.fail(reason + "; LAB_REQUIRE_BROWSER=1 requires it")
         pytest.skip(reason)
+
+
+def test_a_missing_browser_skips_unless_it_is_required(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Locally a machine without Chromium skips the browser test with the reason; CI (LAB_REQUIRE_BROWSER=1) fails."""
+    monkeypatch.setattr(sys.modules[__name__], "CHROMIUM", tmp_path / "no-chromium")
+    monkeypatch.delenv("LAB_REQUIRE_BROWSER", raising=False)
+    with pytest.raises(pytest.skip.Exception, match=r"missing Chromium at .*no-chromium"):
+        _browser_or_skip()
+    monkeypatch.setenv("LAB_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match=r"LAB_REQUIRE_BROWSER=1 requires it"):
+        _browser_or_skip()
 
 
 @pytest.mark.timeout(120)
