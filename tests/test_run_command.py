@@ -1,4 +1,5 @@
-"""run.py as a command: listing, scaffolding, replay, and one-line usage errors."""
+"""run.py as a command (the lab command under its first flags): listing, scaffolding, replay, one-line usage
+errors; and the docs' exploration example, as ``lab explore``."""
 
 from __future__ import annotations
 
@@ -21,6 +22,15 @@ import run  # noqa: E402
 def _main(argv: list[str]) -> tuple[int, str]:
     buffer = io.StringIO()
     code = run.main(argv, console=Console(file=buffer, width=200, color_system=None))
+    return code, buffer.getvalue()
+
+
+def _lab(argv: list[str], *, root: Path) -> tuple[int, str]:
+    """``lab ARGV`` (:func:`lab.cli.main`) recording the sources of the checkout at ``root``."""
+    from lab.cli import main
+
+    buffer = io.StringIO()
+    code = main(argv, console_out=Console(file=buffer, width=200, color_system=None), root=root)
     return code, buffer.getvalue()
 
 
@@ -259,13 +269,13 @@ class TestSaveScenario:
         docs = (ROOT / "docs" / "exploration.md").read_text(encoding="utf-8")
         command = next(line for line in docs.splitlines() if "--save-scenario double_commit" in line)
         argv = shlex.split(command.split("#")[0])
-        assert argv[:2] == ["python", "run.py"]
-        argv = argv[2:]
+        assert argv[:2] == ["lab", "explore"]
+        argv = argv[1:]
         argv[argv.index("--out") + 1] = str(tmp_path / "explore-3")
         folder = _checkout(tmp_path / "checkout", monkeypatch, "race_two_requests")
         _self_audit_without_reexecution(monkeypatch)
 
-        code, out = _main(argv)
+        code, out = _lab([*argv, "--scenarios", str(folder)], root=run.ROOT)
         saved = folder / "double_commit.py"
         assert code == 0 and "self-audit ok" in out and (tmp_path / "explore-3" / "run.json").exists(), out
         assert "saved the counterexample of race_two_requests over CheckOutsideLockSession (probe)" in out
@@ -294,7 +304,7 @@ class TestSaveScenario:
 
         before = saved.read_text("utf-8")
         capsys.readouterr()
-        code, _ = _main(argv)  # the same command again: the file exists, so nothing runs and nothing is overwritten
+        code, _ = _lab([*argv, "--scenarios", str(folder)], root=run.ROOT)  # again: the file exists, nothing runs
         assert code == 2 and saved.read_text("utf-8") == before
         assert "double_commit.py already exists" in capsys.readouterr().err
         saved.unlink()
