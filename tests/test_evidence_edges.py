@@ -31,7 +31,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import audit as audit_command  # noqa: E402  (audit.py and run.py live at the repository root)
-import lab.campaign as campaign  # noqa: E402  (what run.py runs: its workers, its writer)
+import lab.campaign.campaign as campaign  # noqa: E402  (what run.py runs: its workers, its writer)
 import lab.cli.audit as audit_cli  # noqa: E402  (what audit.py runs)
 import run  # noqa: E402
 

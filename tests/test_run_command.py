@@ -187,12 +187,12 @@ class TestMistakesWriteNothing:
 class TestExploreVariant:
     def test_without_scenario_only_the_scenarios_declaring_it_are_explored(self) -> None:
         """No --scenario: the scenarios that declare the variant are kept, the others are left out."""
-        from lab.campaign import Campaign, ExploreSettings
+        from lab.campaign import ExploreSettings
+        from lab.campaign.exploring import plan
         from lab.scenarios.loader import LoadedScenario, load_all
 
         loaded = [item for item in load_all(run.SCENARIOS) if isinstance(item, LoadedScenario)]
-        plan = Campaign(run.SCENARIOS)._plan(run.SCENARIOS, [], ExploreSettings(variant="CheckOutsideLockSession"))
-        kept = plan.to_explore
+        kept = plan(run.SCENARIOS, [], ExploreSettings(variant="CheckOutsideLockSession")).to_explore
         assert kept and len(kept) < len(loaded)
         assert all("CheckOutsideLockSession" in item.cls.variants and item.cls.pin is None for item in kept)
         assert "race_two_requests" in {item.name for item in kept}
