@@ -45,3 +45,8 @@ class ReplayDivergedError(ScheduleError):
 
 class EvidenceError(LabError):
     """Raised when a folder is not an evidence folder at all (missing, a file, or empty)."""
+
+
+class Unavailable(LabError):
+    """Raised by a scenario's setup when something it needs is not on this machine (a database server): the
+    scenario is then recorded as SKIPPED, with this message as the reason, never passed and never dropped."""

@@ -8,11 +8,11 @@ the lesson records the refusal), and the lab shows the wait instead of a thread 
 waiter waits on `row s1`, a lock the scheduler sees that stands for the server's row lock, held by `holder` until
 its transaction ends. Then the waiter's compare-and-set finds version 1: STALE. Had the holder finished first, the
 waiter would not have waited at all; the explorer checks both. Without a PostgreSQL server (LAB_POSTGRES_URL) the
-lesson is not run and says so: both actors report SKIPPED, with the reason in the final state.
+lesson cannot run: `lesson_postgres_url()` raises `Unavailable`, and the scenario's verdict is SKIPPED, with the
+reason, in the run's output and its evidence.
 """
 
 from lab import (
-    POSTGRES_URL_VARIABLE,
     CommitStatus,
     Held,
     PostgresStore,
@@ -21,16 +21,11 @@ from lab import (
     VersionedSession,
     acceptable,
     actor,
-    interesting,
     is_whole_pairs,
     lesson_postgres_url,
 )
 
 SESSION = "row_lock_wait"
-NO_SERVER = (
-    f"no PostgreSQL server: set {POSTGRES_URL_VARIABLE}, or run under "
-    "`python -m lab.sessions.stores.pgserver -- ...`, which starts a throwaway one"
-)
 
 
 class RowLockWait(Scenario):
@@ -51,13 +46,10 @@ class RowLockWait(Scenario):
             server_refused_waiter=False,
             version=1,
         ),
-        interesting(f"not run: {NO_SERVER}", holder="SKIPPED", waiter="SKIPPED", skipped=NO_SERVER),
     )
 
     def setup(self) -> None:
-        self.url = lesson_postgres_url()
-        if self.url is None:
-            return
+        self.url = lesson_postgres_url()  # no server: Unavailable, and the scenario is SKIPPED, saying why
         row = self.lab.lock("row s1")  # the server's lock on the session's row, as the scheduler sees it
         self.stores = {
             who: PostgresStore(self.url, name="postgresql:lessons", row_lock=row, reuse=who) for who in self.actors
@@ -72,9 +64,7 @@ class RowLockWait(Scenario):
         self.waiter_model = self.lab.transport("waiter.model", [Reply("waiter answer")])
 
     @actor
-    def holder(self) -> CommitStatus | str:
-        if self.url is None:
-            return "SKIPPED"
+    def holder(self) -> CommitStatus:
         session = self.sessions["holder"]
         with self.stores["holder"].row_held(SESSION):  # BEGIN; SELECT ... FOR UPDATE -- until the block ends
             ticket = session.begin("r-holder", "holder question")
@@ -83,9 +73,7 @@ class RowLockWait(Scenario):
             return session.commit(ticket, reply.content, reply.finish_reason)  # visible once the block commits
 
     @actor
-    def waiter(self) -> CommitStatus | str:
-        if self.url is None:
-            return "SKIPPED"
+    def waiter(self) -> CommitStatus:
         session = self.sessions["waiter"]
         self.row_held.wait()
         ticket = session.begin("r-waiter", "waiter question")  # a read: it does not wait for the row lock
@@ -94,8 +82,6 @@ class RowLockWait(Scenario):
         return session.commit(ticket, reply.content, reply.finish_reason)  # a write: it must lock the row
 
     def observe(self) -> dict[str, object]:
-        if self.url is None:
-            return {"skipped": NO_SERVER}
         version, _history = self.sessions["holder"].snapshot()
         return {
             "store": self.sessions["holder"].store_name,
@@ -104,8 +90,6 @@ class RowLockWait(Scenario):
         }
 
     def invariants(self):
-        if self.url is None:
-            return
         _version, history = self.sessions["holder"].snapshot()
         yield "history is whole pairs", is_whole_pairs(history)
         yield "the holder's answer is the one in the history", [m.content for m in history][1::2] == ["holder answer"]

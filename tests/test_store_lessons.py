@@ -103,13 +103,18 @@ class TestRowLockWait:
 
     @pytest.mark.timeout(20)
     def test_without_a_server_it_is_skipped_and_says_why(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        """No server configured: not run, reported as SKIPPED with the reason in its final state, never a failure
-        and never silently dropped."""
+        """No server configured: the verdict is SKIPPED, with the reason, nothing ran and nothing was checked:
+        neither a failure nor a pass."""
         monkeypatch.delenv(POSTGRES_URL_VARIABLE, raising=False)
         result = run_scenario(_load("row_lock_wait"))
-        assert result.verdict is Verdict.PASS
-        assert result.outcomes == {"holder": "SKIPPED", "waiter": "SKIPPED"}
-        assert "no PostgreSQL server" in str(result.state["skipped"])
+        assert (result.verdict, result.run_status, result.checks, result.trace) == (Verdict.SKIPPED, "NOT_RUN", (), ())
+        assert result.problem.startswith(f"no PostgreSQL server: set {POSTGRES_URL_VARIABLE}")
+
+    @pytest.mark.timeout(20)
+    def test_each_result_says_which_store_it_used(self) -> None:
+        """The durable lessons name their store; a lesson whose sessions live in memory says memory."""
+        assert run_scenario(_load("cas_commit_two_workers")).store == "sqlite:chat.db"
+        assert run_scenario(_load("restart_forgets_receipts")).store == "memory"
 
 
 def _chat(args: list[str], lines: str) -> tuple[int, str, str]:

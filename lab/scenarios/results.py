@@ -20,6 +20,10 @@ class Verdict(StrEnum):
     """It ran, and at least one check did not hold."""
     ERROR = "ERROR"
     """It could not run: its setup or its checks raised."""
+    SKIPPED = "SKIPPED"
+    """It cannot run on this machine: something it needs is not there (its setup raised
+    :class:`~lab.errors.Unavailable`; ``problem`` says what). It ran nothing and has no checks: not a pass, not a
+    failure, and never dropped from the evidence."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +63,9 @@ class ScenarioResult:
     seconds: float = 0.0
     variant: str = ""
     granularity: str = Granularity.PROBE
+    store: str = ""
+    """Where its sessions kept their state: ``memory``, or the labels of the durable stores they used (``, ``
+    between two); ``""`` when it did not run."""
     run: RunResult | None = field(default=None, repr=False, compare=False)
     state_rows: tuple[tuple[int, Mapping[str, Json]], ...] = field(default=(), repr=False, compare=False)
 

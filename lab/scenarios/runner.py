@@ -7,6 +7,7 @@ import os
 import sys
 import traceback
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from types import CodeType
 
 from lab.engine.accesses import Recording, start_recording
@@ -19,12 +20,13 @@ from lab.engine.schedule import ReplayPolicy
 from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS, Scheduler
 from lab.engine.standard import scheduler_aware_primitives
 from lab.engine.trace import Json, TraceEvent, sorted_detail
-from lab.errors import ScenarioError, UsageError
+from lab.errors import ScenarioError, Unavailable, UsageError
 from lab.scenarios.base import Lab, Scenario
 from lab.scenarios.loader import LoadedScenario
 from lab.scenarios.outcomes import Grade, Outcome
 from lab.scenarios.results import Check, ScenarioResult, Verdict, outcome_text
 from lab.scenarios.under_test import files_to_trace, files_under_test, modules_under_test
+from lab.sessions.stores import stores_used
 
 GRANULARITIES = tuple(Granularity)
 
@@ -75,6 +77,8 @@ def run_scenario(
         try:
             with recorder.installed() if recorder is not None else contextlib.nullcontext():
                 scenario.setup()
+        except Unavailable as missing:  # not this machine's to run: recorded as such, with the reason
+            return replace(_errored(loaded, str(missing), ""), verdict=Verdict.SKIPPED, checks=(), errors={})
         except Exception as error:
             return _errored(loaded, f"setup() raised {_one_line(error)}", traceback.format_exc())
         state_rows: list[tuple[int, Mapping[str, Json]]] = []
@@ -98,6 +102,7 @@ def run_scenario(
             problem = f"{run.problem}; then {problem}"
         return _errored(loaded, problem, traceback.format_exc(), run=run)
     trace = (*run.trace, TraceEvent(len(run.trace), "lab", "final", "", state))
+    store = stores_used(scenario)
     checks = _grade(loaded.cls, run, state, invariants)
     verdict = Verdict.PASS if all(check.passed for check in checks) else Verdict.FAIL
     return ScenarioResult(
@@ -121,6 +126,7 @@ def run_scenario(
         seconds=run.seconds,
         variant=variant_name,
         granularity=granularity,
+        store=store,
         run=run,
         state_rows=tuple(state_rows),
     )

@@ -79,6 +79,7 @@ def result_fields(result: ScenarioResult) -> dict[str, Json]:
         "state": dict(result.state),
         "transport_calls": result.transport_calls,
         "problem": result.problem,
+        "store": result.store,
     }
 
 
@@ -129,7 +130,7 @@ def run_record(
     summary_fails`).
     """
     verdicts = {str(verdict): sum(r.verdict is verdict for r in results) for verdict in Verdict}
-    passed = not broken and all(result.passed for result in results)
+    passed = not broken and all(result.verdict in (Verdict.PASS, Verdict.SKIPPED) for result in results)
     passed = passed and not (exploration is not None and summary_fails(exploration))
     record: dict[str, Json] = {
         "format": FORMAT,

@@ -87,7 +87,7 @@ RESULT_FIELDS: Mapping[str, Rule] = {
     "description": STR,
     "source": STR,
     "mutant": BOOL,
-    "verdict": (_one_of("PASS", "FAIL", "ERROR"), "PASS, FAIL or ERROR"),
+    "verdict": (_one_of("PASS", "FAIL", "ERROR", "SKIPPED"), "PASS, FAIL, ERROR or SKIPPED"),
     "run_status": STR,
     "variant": STR,
     "granularity": STR,

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from lab.engine.trace import Json
 from lab.evidence.report.mermaid import sequence_diagram
 from lab.scenarios.loader import BrokenScenario
-from lab.scenarios.runner import ScenarioResult
+from lab.scenarios.runner import ScenarioResult, Verdict
 
 
 def render_report(run: Mapping[str, Json], results: Sequence[ScenarioResult], broken: Sequence[BrokenScenario]) -> str:
@@ -71,6 +71,8 @@ def _scenario(result: ScenarioResult) -> list[str]:
     how += [f"variant {variant}"] if variant else []
     how += [f"{granularity} granularity"] if granularity and granularity != "probe" else []
     lines.append(f"Source: {result.source}. Verdict: **{result.verdict}** ({', '.join(how)}).")
+    if result.verdict is Verdict.SKIPPED:  # it ran nothing: no check says why, its reason does
+        lines[-1] += f" Not run: {_cell(result.problem)}."
     lines.append("")
     body = result.description.strip().splitlines()[1:]  # the first line is the lesson, shown above
     while body and not body[0].strip():

@@ -167,6 +167,12 @@ def _check_requests(
 def _check_verdict(rel: str, result: Mapping[str, Any], problems: list[Problem]) -> None:
     failed = sum(not check["passed"] for check in result["checks"])
     verdict = result["verdict"]
+    if verdict == Verdict.SKIPPED:  # it ran nothing, so it has no checks, and it says why
+        if result["checks"] or result["run_status"] != "NOT_RUN" or not result["problem"]:
+            problems.append(
+                Problem(rel, "verdict is SKIPPED, but it has checks, a run status other than NOT_RUN, or no reason")
+            )
+        return
     if verdict == Verdict.PASS and (failed or not result["checks"]):
         problems.append(Problem(rel, f"verdict is PASS, but {failed} of {len(result['checks'])} checks failed"))
     elif verdict != Verdict.PASS and not failed:
@@ -207,7 +213,9 @@ def _check_run(
             )
         )
     verdicts = [r["verdict"] for r in results if r is not None]
-    counted = {str(word): verdicts.count(word) for word in Verdict}
+    # folders written before SKIPPED existed neither count it nor have one
+    words = [word for word in Verdict if word is not Verdict.SKIPPED or word in run["verdicts"] or word in verdicts]
+    counted = {str(word): verdicts.count(word) for word in words}
     if run["verdicts"] != counted:
         problems.append(Problem(RUN, f"verdicts {shown(run['verdicts'])} differ from the results' {counted}"))
     calls = sum(r["transport_calls"] for r in results if r is not None)
@@ -215,7 +223,8 @@ def _check_run(
         problems.append(Problem(RUN, f"transport_calls is {run['transport_calls']}, but the results add up to {calls}"))
     if explore_fails is None and run.get("exploration") is not None:
         return  # the exploration summary is unusable (reported): the status cannot be recomputed
-    passed = not run["broken"] and counted[Verdict.PASS] == len(verdicts) and not explore_fails
+    passing = counted[Verdict.PASS] + counted.get(Verdict.SKIPPED, 0) == len(verdicts)  # a skipped one ran nothing
+    passed = not run["broken"] and passing and not explore_fails
     status = Verdict.PASS if passed else Verdict.FAIL  # the run's status uses the verdict words PASS and FAIL
     if run["status"] != status:
         what = "results, broken files and exploration" if explore_fails is not None else "results and broken files"

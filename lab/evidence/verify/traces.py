@@ -119,7 +119,7 @@ def _check_final(name: str, result: Mapping[str, Any], events: Sequence[TraceEve
             problems.append(Problem(trace_path(name), "the 'final' event must be the last one, once, by lab"))
         elif dict(events[-1].detail) != result["state"]:
             problems.append(Problem(result_path(name), "state differs from the trace's final event"))
-    elif result["verdict"] != Verdict.ERROR:
+    elif result["verdict"] not in (Verdict.ERROR, Verdict.SKIPPED):
         problems.append(Problem(trace_path(name), "has no final event, though the scenario ran to a verdict"))
     elif result["state"]:
         problems.append(Problem(result_path(name), "has a state, but the trace has no final event"))

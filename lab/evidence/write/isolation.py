@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lab.engine import scheduler as _scheduler_module
-from lab.engine.scheduler import BlockedActor
+from lab.engine.pool import ACTOR_POOL
+from lab.engine.run import BlockedActor
 from lab.engine.trace import TraceEvent, encode_trace
 from lab.evidence.records.records import result_fields
 from lab.evidence.records.text import refuse_constant
@@ -248,9 +248,7 @@ def _worker(job: Job, report_w: int, output_w: int) -> None:
 def _forget_threads() -> None:
     """A fork copies only the thread that forked: the idle actor threads the parent's pool remembers do not exist
     here, so the worker starts with an empty pool (and a fresh lock, should a parent thread have held the old one)."""
-    pool_class = getattr(_scheduler_module, "_Pool", None)
-    if isinstance(pool_class, type) and isinstance(getattr(_scheduler_module, "_POOL", None), pool_class):
-        _scheduler_module._POOL = pool_class()
+    ACTOR_POOL.forget_after_fork()
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -324,6 +322,7 @@ def _decode(path: Path, report: Any) -> ScenarioResult | BrokenScenario:
         seconds=float(data["seconds"]),
         variant=_text(data["variant"]),
         granularity=_text(data["granularity"]),
+        store=_text(data["store"]),
     )
 
 

@@ -42,6 +42,7 @@ from lab.sessions.stores.store import (
     open_store,
     scratch_database,
     store_label,
+    stores_used,
 )
 
 __all__ = [
@@ -56,4 +57,5 @@ __all__ = [
     "open_store",
     "scratch_database",
     "store_label",
+    "stores_used",
 ]

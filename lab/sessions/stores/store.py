@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from lab.errors import LabError
+from lab.errors import LabError, Unavailable
 from lab.messages import Message
 
 SCHEMA_VERSION = 1
@@ -185,7 +185,32 @@ def scratch_database(name: str) -> Path:
     return path
 
 
-def lesson_postgres_url() -> str | None:
-    """The PostgreSQL server lessons may use (``$LAB_POSTGRES_URL``), or ``None`` when none is configured."""
+NO_POSTGRES = (
+    f"no PostgreSQL server: set {POSTGRES_URL_VARIABLE}, or run under "
+    "`python -m lab.sessions.stores.pgserver -- ...`, which starts a throwaway one"
+)
+"""Why a PostgreSQL lesson is skipped when no server is configured."""
+
+
+def lesson_postgres_url() -> str:
+    """The PostgreSQL server lessons use (``$LAB_POSTGRES_URL``).
+
+    Without one, :class:`~lab.errors.Unavailable`: called from a scenario's ``setup``, that records the scenario
+    as SKIPPED with the reason (:data:`NO_POSTGRES`), so a machine without a server neither fails the lesson nor
+    passes it, and the evidence says why it did not run.
+    """
     url = os.environ.get(POSTGRES_URL_VARIABLE, "").strip()
-    return url or None
+    if not url:
+        raise Unavailable(NO_POSTGRES)
+    return url
+
+
+def stores_used(holder: object) -> str:
+    """Where the sessions ``holder`` keeps (a scenario) store their state: the label of each session's store, found
+    among its attributes directly or in a list, tuple or dict, joined by ``, ``; ``memory`` when none is durable
+    (then the session objects themselves are the state). The evidence records it for every scenario."""
+    found: set[str] = set()
+    for value in vars(holder).values():
+        items = value.values() if isinstance(value, dict) else value if isinstance(value, list | tuple) else (value,)
+        found.update(name for item in items if isinstance(name := getattr(item, "store_name", None), str))
+    return ", ".join(sorted(found - {"memory"})) or "memory"
