@@ -240,6 +240,8 @@ class TestBrokenScenarios:
         assert loaded.cls.actors == ("zeta", "alpha")
         more = type("More", (loaded.cls,), {"beta": actor(lambda self: None)})
         assert more.actors == ("zeta", "alpha", "beta")
+        mixin = type("Mixin", (), {"gamma": actor(lambda self: None)})
+        assert type("Mixed", (mixin, loaded.cls), {}).actors == ("zeta", "alpha", "gamma")
 
     @pytest.mark.timeout(10)
     def test_hold_on_unknown_actor_is_an_error_not_a_crash(self, tmp_path: Path) -> None:

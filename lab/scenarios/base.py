@@ -227,7 +227,6 @@ class Scenario:
         for old, new in _RETIRED.items():
             if old in own:
                 raise ScenarioError(f"{cls.__name__}.{old} is gone: {new}")
-        found = list(cls.actors)
         for name, value in own.items():
             wrapped = getattr(value, "__func__", None) or getattr(value, "fget", None)
             if not inspect.isfunction(value) and is_actor(wrapped):
@@ -242,8 +241,9 @@ class Scenario:
                 required[0].POSITIONAL_OR_KEYWORD,
             ):
                 raise ScenarioError(f"@actor {cls.__name__}.{name} must take self and nothing else")
-            if name not in found:
-                found.append(name)
+        found: list[str] = []  # the bases' actors first (a mixin's too), then this class's, each in definition order
+        for klass in reversed(cls.__mro__):
+            found += [name for name, value in vars(klass).items() if is_actor(value) and name not in found]
         cls.actors = tuple(found)
 
     def setup(self) -> None:
