@@ -29,8 +29,8 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from lab.hooks import note_shared_access
-from lab.messages import Message
-from lab.sessions.stores.store import SCHEMA_VERSION, RowState, StoreError, access_name, encode_history, row_state
+from lab.sessions.stores.commits import SqlCommits
+from lab.sessions.stores.store import SCHEMA_VERSION, RowState, StoreError, access_name, row_state
 from lab.sessions.stores.store import row_name as _row
 
 try:  # imported here, at import time: psycopg binds threading.Lock when it is first imported, and must get the real one
@@ -77,11 +77,21 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, user + netloc[-1], parts.path, parts.query, parts.fragment))
 
 
-class PostgresStore:
+class PostgresStore(SqlCommits):
     """Sessions in one PostgreSQL database. ``name`` is what the explorer and evidence call it (default: the URL,
     less any password); ``row_lock`` is the lab's picture of the row lock (see the module docstring). With
     ``reuse=SLOT`` the store takes this process's kept connection for ``(url, SLOT)`` when it is idle, and keeps a
     new one there otherwise: lessons reuse one connection per worker across the runs of an exploration."""
+
+    RECEIPT_TAKEN = "SELECT 1 FROM lab_receipts WHERE session = %s AND request_id = %s"
+    COMPARE_AND_SET = "UPDATE lab_sessions SET version = version + 1, history = %s WHERE key = %s AND version = %s"
+    OVERWRITE = "UPDATE lab_sessions SET version = %s, history = %s WHERE key = %s"
+    STORE_RECEIPT = (
+        "INSERT INTO lab_receipts (session, request_id, seq, question, answer) VALUES (%s, %s, %s, %s, %s)"
+        " ON CONFLICT (session, request_id) DO UPDATE SET seq = EXCLUDED.seq, question = EXCLUDED.question,"
+        " answer = EXCLUDED.answer"
+    )
+    EVICT_RECEIPTS = "DELETE FROM lab_receipts WHERE session = %s AND seq <= %s"
 
     def __init__(
         self,
@@ -157,65 +167,6 @@ class PostgresStore:
         ).fetchone()
         return row_state(row, self._label, name)
 
-    def commit_round(
-        self,
-        key: str,
-        name: str,
-        *,
-        expected_version: int,
-        history: tuple[Message, ...],
-        request_id: str,
-        question: str,
-        answer: str,
-        receipt_capacity: int,
-    ) -> bool:
-        """One transaction: row lock, receipt lookup, compare-and-set, new history, receipt stored, oldest evicted."""
-        note_shared_access(access_name(self._label), _row(name), "w")
-        with self._row_transaction(key, name):
-            taken = self._db.execute(
-                "SELECT 1 FROM lab_receipts WHERE session = %s AND request_id = %s", (key, request_id)
-            ).fetchone()
-            if taken is not None:
-                return False
-            moved = self._db.execute(
-                "UPDATE lab_sessions SET version = version + 1, history = %s WHERE key = %s AND version = %s",
-                (encode_history(history), key, expected_version),
-            )
-            if moved.rowcount != 1:  # zero rows: another commit moved the version first
-                return False
-            self._store_receipt(key, expected_version + 1, request_id, question, answer, receipt_capacity)
-            return True
-
-    def overwrite(
-        self,
-        key: str,
-        name: str,
-        *,
-        version: int,
-        history: tuple[Message, ...],
-        request_id: str,
-        question: str,
-        answer: str,
-        receipt_capacity: int,
-    ) -> None:
-        """Last writer wins: no compare-and-set (the mistake :class:`lab.mutants.InProcessLockSession` makes)."""
-        note_shared_access(access_name(self._label), _row(name), "w")
-        with self._row_transaction(key, name):
-            self._db.execute(
-                "UPDATE lab_sessions SET version = %s, history = %s WHERE key = %s",
-                (version, encode_history(history), key),
-            )
-            self._store_receipt(key, version, request_id, question, answer, receipt_capacity)
-
-    def _store_receipt(self, key: str, seq: int, request_id: str, question: str, answer: str, capacity: int) -> None:
-        self._db.execute(
-            "INSERT INTO lab_receipts (session, request_id, seq, question, answer) VALUES (%s, %s, %s, %s, %s)"
-            " ON CONFLICT (session, request_id) DO UPDATE SET seq = EXCLUDED.seq, question = EXCLUDED.question,"
-            " answer = EXCLUDED.answer",
-            (key, request_id, seq, question, answer),
-        )
-        self._db.execute("DELETE FROM lab_receipts WHERE session = %s AND seq <= %s", (key, seq - capacity))
-
     def receipt_ids(self, key: str, name: str) -> tuple[str, ...]:
         """The remembered request ids, oldest first."""
         note_shared_access(access_name(self._label), _row(name), "r")
@@ -236,7 +187,7 @@ class PostgresStore:
         key = self._db.execute("SELECT key FROM lab_sessions WHERE name = %s", (name,)).fetchone()
         if key is None:
             raise StoreError(f"{self._label}: no session {name}")
-        with self._row_transaction(str(key[0]), name):
+        with self._write_transaction(str(key[0]), name):
             self._holding = True
             try:
                 yield
@@ -244,7 +195,7 @@ class PostgresStore:
                 self._holding = False
 
     @contextlib.contextmanager
-    def _row_transaction(self, key: str, name: str) -> Iterator[None]:
+    def _write_transaction(self, key: str, name: str) -> Iterator[None]:
         """A transaction holding the row lock: within :meth:`row_held`, a savepoint of the open one."""
         if self._holding:
             with self._db.transaction():

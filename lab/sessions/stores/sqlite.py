@@ -18,13 +18,15 @@ Tables (schema version 1)::
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 from lab.hooks import note_shared_access
-from lab.messages import Message
-from lab.sessions.stores.store import SCHEMA_VERSION, RowState, StoreError, access_name, encode_history, row_state
+from lab.sessions.stores.commits import SqlCommits
+from lab.sessions.stores.store import SCHEMA_VERSION, RowState, StoreError, access_name, row_state
 from lab.sessions.stores.store import row_name as _row
 
 _SCHEMA = (
@@ -41,7 +43,7 @@ _SCHEMA = (
 _SYNC_MODES = {"OFF": "OFF", "NORMAL": "NORMAL", "FULL": "FULL"}
 
 
-class SqliteStore:
+class SqliteStore(SqlCommits):
     """Sessions in one SQLite file. ``name`` is what the explorer and evidence call it (default: the path).
 
     ``synchronous`` is SQLite's setting of that name: NORMAL (the default) survives a crash of the process, FULL
@@ -60,6 +62,14 @@ class SqliteStore:
     1
     >>> store.close(); later.close(); scratch.cleanup()
     """
+
+    RECEIPT_TAKEN = "SELECT 1 FROM lab_receipts WHERE session = ? AND request_id = ?"
+    COMPARE_AND_SET = "UPDATE lab_sessions SET version = version + 1, history = ? WHERE key = ? AND version = ?"
+    OVERWRITE = "UPDATE lab_sessions SET version = ?, history = ? WHERE key = ?"
+    STORE_RECEIPT = (
+        "INSERT OR REPLACE INTO lab_receipts (session, request_id, seq, question, answer) VALUES (?, ?, ?, ?, ?)"
+    )
+    EVICT_RECEIPTS = "DELETE FROM lab_receipts WHERE session = ? AND seq <= ?"
 
     def __init__(
         self, path: str | Path, *, name: str | None = None, busy_timeout: float = 5.0, synchronous: str = "NORMAL"
@@ -158,76 +168,17 @@ class SqliteStore:
         ).fetchone()
         return row_state(row, self._label, name)
 
-    def commit_round(
-        self,
-        key: str,
-        name: str,
-        *,
-        expected_version: int,
-        history: tuple[Message, ...],
-        request_id: str,
-        question: str,
-        answer: str,
-        receipt_capacity: int,
-    ) -> bool:
-        """One transaction: receipt lookup, compare-and-set, new history, receipt stored and the oldest evicted."""
-        note_shared_access(access_name(self._label), _row(name), "w")
+    @contextlib.contextmanager
+    def _write_transaction(self, key: str, name: str) -> Iterator[None]:
+        """``BEGIN IMMEDIATE`` (:meth:`_begin_write`), then ``COMMIT``, or ``ROLLBACK`` when the block raises."""
         self._begin_write()
         try:
-            taken = self._db.execute(
-                "SELECT 1 FROM lab_receipts WHERE session = ? AND request_id = ?", (key, request_id)
-            ).fetchone()
-            if taken is not None:
-                self._db.execute("ROLLBACK")
-                return False
-            moved = self._db.execute(
-                "UPDATE lab_sessions SET version = version + 1, history = ? WHERE key = ? AND version = ?",
-                (encode_history(history), key, expected_version),
-            )
-            if moved.rowcount != 1:  # zero rows: another commit moved the version first
-                self._db.execute("ROLLBACK")
-                return False
-            self._store_receipt(key, expected_version + 1, request_id, question, answer, receipt_capacity)
-            self._db.execute("COMMIT")
-            return True
+            yield
         except BaseException:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
             raise
-
-    def overwrite(
-        self,
-        key: str,
-        name: str,
-        *,
-        version: int,
-        history: tuple[Message, ...],
-        request_id: str,
-        question: str,
-        answer: str,
-        receipt_capacity: int,
-    ) -> None:
-        """Last writer wins: no compare-and-set (the mistake :class:`lab.mutants.InProcessLockSession` makes)."""
-        note_shared_access(access_name(self._label), _row(name), "w")
-        self._begin_write()
-        try:
-            self._db.execute(
-                "UPDATE lab_sessions SET version = ?, history = ? WHERE key = ?",
-                (version, encode_history(history), key),
-            )
-            self._store_receipt(key, version, request_id, question, answer, receipt_capacity)
-            self._db.execute("COMMIT")
-        except BaseException:
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
-            raise
-
-    def _store_receipt(self, key: str, seq: int, request_id: str, question: str, answer: str, capacity: int) -> None:
-        self._db.execute(
-            "INSERT OR REPLACE INTO lab_receipts (session, request_id, seq, question, answer) VALUES (?, ?, ?, ?, ?)",
-            (key, request_id, seq, question, answer),
-        )
-        self._db.execute("DELETE FROM lab_receipts WHERE session = ? AND seq <= ?", (key, seq - capacity))
+        self._db.execute("COMMIT")
 
     def receipt_ids(self, key: str, name: str) -> tuple[str, ...]:
         """The remembered request ids, oldest first."""
