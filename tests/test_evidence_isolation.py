@@ -19,8 +19,8 @@ import pytest
 from rich.console import Console
 
 from lab.evidence import audit
-from lab.evidence.write import isolation
-from lab.evidence.write.isolation import Job, run_files
+from lab.evidence.reexecute import isolation
+from lab.evidence.reexecute.isolation import Job, run_files
 from tests.evidence_checkout import FROZEN
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -22,7 +22,7 @@ from lab.engine.granularity import Granularity
 from lab.errors import UsageError
 from lab.evidence.records.signing import check_signing_key
 from lab.evidence.records.sources import source_root
-from lab.evidence.write.isolation import Job, run_files
+from lab.evidence.reexecute.isolation import Job, run_files
 from lab.evidence.write.writer import create_evidence_folder, write_evidence
 from lab.scenarios.exploring import ScenarioExploration, replay_scenario
 from lab.scenarios.kill_matrix import KillMatrix

@@ -62,7 +62,7 @@ def request_lines(requests: Sequence[bytes]) -> bytes:
 
 def result_fields(result: ScenarioResult) -> dict[str, Json]:
     """The fields of a result that are plain values, the same in ``result.json`` and in the report a scenario's
-    worker process sends (:mod:`lab.evidence.write.isolation`): one list, so a new field reaches both."""
+    worker process sends (:mod:`lab.evidence.reexecute.isolation`): one list, so a new field reaches both."""
     return {
         "name": result.name,
         "lesson": result.lesson,

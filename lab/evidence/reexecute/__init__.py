@@ -1,1 +1,1 @@
-"""Re-execution: running an archived folder's scenarios and explorations again, contained, and comparing."""
+"""Running scenarios contained: a worker process per scenario file, and an archived folder run again and compared."""

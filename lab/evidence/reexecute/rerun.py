@@ -241,13 +241,13 @@ def main() -> int:
     """The child's side: read the request on stdin, run each scenario, print the JSON report on stdout.
 
     Scenario code that prints is sent to stderr, so stdout carries only the report. Each scenario runs in a worker
-    process of its own, as ``run.py`` ran it (:mod:`lab.evidence.write.isolation`), so what one does cannot change
+    process of its own, as ``run.py`` ran it (:mod:`lab.evidence.reexecute.isolation`), so what one does cannot change
     another's re-execution, and a scenario its worker could not report on is the same ERROR again.
     """
     import lab
     from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS
     from lab.engine.trace import encode_trace
-    from lab.evidence.write.isolation import Job, run_files
+    from lab.evidence.reexecute.isolation import Job, run_files
     from lab.scenarios.loader import BrokenScenario
 
     request = json.loads(sys.stdin.read())

@@ -1,1 +1,1 @@
-"""Writing a new evidence folder: the writer, where the run came from, and one isolated worker per scenario."""
+"""Writing a new evidence folder: the writer, and where the run came from."""
