@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from operator import attrgetter
 from pathlib import Path
 
-from lab.campaign.exploring import Item, Plan, check_known, plan, select
+from lab.campaign.exploring import Item, Plan, plan, select
 from lab.campaign.exploring import explore as explore_plan
 from lab.campaign.interface import (
     DEFAULT_WATCHDOG,
@@ -115,7 +116,7 @@ class Campaign:
             check_signing_key(sign)
         with source_root(self.root, self.scenarios) as root:
             folder = root / "scenarios"
-            paths = _select_paths(discover(folder), names)
+            paths = select(discover(folder), names, attrgetter("stem"))
             chosen = plan(folder, names, explore) if explore is not None else Plan()
             started = datetime.now(UTC)
             created_folder = create_evidence_folder(out, started=started)
@@ -173,12 +174,3 @@ class Campaign:
             item, found.counterexample.schedule, granularity=found.granularity, variant=found.variant or None
         )
         return found, save_counterexample(self.scenarios, name, found, replayed, item.cls.actors)
-
-
-def _select_paths(paths: list[Path], names: Sequence[str]) -> list[Path]:
-    """The scenario files named (by stem, in the order given, once each), or all of them."""
-    if not names:
-        return paths
-    known = {path.stem: path for path in paths}
-    check_known(names, known)
-    return [known[name] for name in dict.fromkeys(names)]

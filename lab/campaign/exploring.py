@@ -3,10 +3,11 @@ each granularity, then the kill matrix."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from lab.campaign.interface import ExploreSettings, Listener
 from lab.errors import ScenarioError, UsageError
@@ -16,6 +17,7 @@ from lab.scenarios.loader import BrokenScenario, LoadedScenario, load_all
 from lab.scenarios.pinning import describe_pin, is_pinned
 
 Item = LoadedScenario | BrokenScenario
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -122,17 +124,13 @@ def explore(
     return explorations, matrix, failed + cells
 
 
-def select(items: list[Item], names: Sequence[str]) -> list[Item]:
-    """The items named (in the order given, once each), or all of them; an unknown name is a usage error."""
+def select(items: list[T], names: Sequence[str], name: Callable[[T], str] = attrgetter("name")) -> list[T]:
+    """The items named (by ``name(item)``, in the order given, once each), or all of them; an unknown name is a
+    usage error."""
     if not names:
         return items
-    known = {item.name: item for item in items}
-    check_known(names, known)
-    return [known[name] for name in dict.fromkeys(names)]
-
-
-def check_known(names: Sequence[str], known: dict[str, Any]) -> None:
-    """Refuse the first of ``names`` that is not in ``known``."""
-    unknown = [name for name in names if name not in known]
+    known = {name(item): item for item in items}
+    unknown = [wanted for wanted in names if wanted not in known]
     if unknown:
         raise UsageError(f"unknown scenario {unknown[0]!r}; the list command shows every scenario")
+    return [known[wanted] for wanted in dict.fromkeys(names)]

@@ -9,8 +9,17 @@ and kill-matrix cell prints one line when it finishes, verdict first.
 from __future__ import annotations
 
 from types import TracebackType
+from typing import Self
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.text import Text
 
 from lab.campaign import Listener
@@ -23,28 +32,21 @@ from lab.scenarios.loader import BrokenScenario
 from lab.scenarios.runner import ScenarioResult
 
 
-class CampaignProgress(Listener):
-    """A campaign's progress, shown the way :class:`~lab.cli.common.Output` says; a context manager."""
+class _Display:
+    """A live display on standard error while the ``with`` block lasts, when it is a terminal; else nothing."""
 
-    def __init__(self, output: Output) -> None:
+    def __init__(self, output: Output, first: str, *columns: ProgressColumn) -> None:
         self._output = output
+        self._columns = columns
+        self._first = first
         self._progress: Progress | None = None
         self._task: TaskID | None = None
-        self._explored = 0
 
-    def __enter__(self) -> CampaignProgress:
+    def __enter__(self) -> Self:
         if self._output.live:
-            self._progress = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(bar_width=20),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[extra]}"),
-                TimeElapsedColumn(),
-                console=self._output.err,
-                transient=True,
-            )
+            self._progress = Progress(*self._columns, console=self._output.err, transient=True)
             self._progress.start()
-            self._task = self._progress.add_task("running scenarios", total=None, extra="")
+            self._task = self._progress.add_task(self._first, total=None, extra="")
         return self
 
     def __exit__(
@@ -53,6 +55,21 @@ class CampaignProgress(Listener):
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
+
+
+class CampaignProgress(_Display, Listener):
+    """A campaign's progress, shown the way :class:`~lab.cli.common.Output` says; a context manager."""
+
+    def __init__(self, output: Output) -> None:
+        super().__init__(
+            output,
+            "running scenarios",
+            TextColumn("{task.description}"),
+            BarColumn(bar_width=20),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[extra]}"),
+            TimeElapsedColumn(),
+        )
 
     def _show(self, description: str, *, completed: int = 0, total: int | None = None, extra: str = "") -> None:
         if self._progress is not None and self._task is not None:
@@ -78,7 +95,6 @@ class CampaignProgress(Listener):
             self._output.line(text)
 
     def exploration_started(self, name: str, granularity: str) -> None:
-        self._explored += 1
         self._show(f"exploring {name} ({granularity})", extra="schedules")
 
     def exploration_progress(self, found: Exploration) -> None:
@@ -107,29 +123,16 @@ class CampaignProgress(Listener):
         self._line(f"kill matrix: {found.variant} on {found.name} ({found.granularity}): {status}")
 
 
-class AuditProgress:
+class AuditProgress(_Display):
     """An audit's steps: a spinner with the step and the time on a terminal, a line per step in a pipe."""
 
     def __init__(self, output: Output) -> None:
-        self._output = output
-        self._progress: Progress | None = None
-        self._task: TaskID | None = None
-
-    def __enter__(self) -> AuditProgress:
-        if self._output.live:
-            self._progress = Progress(
-                TextColumn("{task.description}"), TimeElapsedColumn(), console=self._output.err, transient=True
-            )
-            self._progress.start()
-            self._task = self._progress.add_task("verifying integrity, consistency and sources", total=None)
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-            self._progress = None
+        super().__init__(
+            output,
+            "verifying integrity, consistency and sources",
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+        )
 
     def __call__(self, step: str) -> None:
         if self._progress is not None and self._task is not None:
