@@ -44,7 +44,7 @@ from lab.scenarios.loader import load
 loaded = load(Path(root) / sys.argv[4])
 first = explore_scenario(loaded, granularity=granularity)  # warm: imports, instrumented code, the thread pool
 executions = explorations = 0
-begun = time.perf_counter()
+begun, cpu = time.perf_counter(), time.process_time()
 while True:
     found = explore_scenario(loaded, granularity=granularity)
     executions += found.schedules + found.pruned
@@ -52,8 +52,10 @@ while True:
     elapsed = time.perf_counter() - begun
     if elapsed >= seconds:
         break
+cpu = time.process_time() - cpu
 print(json.dumps({
     "ms_per_execution": elapsed / executions * 1e3,
+    "cpu_ms_per_execution": cpu / executions * 1e3,
     "schedules": first.schedules,
     "pruned": first.pruned,
     "verdict": str(first.verdict),
@@ -62,10 +64,10 @@ print(json.dumps({
 """
 
 
-def measure(root: Path, granularity: str, seconds: float) -> dict[str, object]:
-    """One sample: explore the race in a fresh process of this interpreter with the code under ``root``."""
+def measure(root: Path, granularity: str, seconds: float, python: str = sys.executable) -> dict[str, object]:
+    """One sample: explore the race in a fresh process of ``python`` with the code under ``root``."""
     done = subprocess.run(
-        [sys.executable, "-c", _MEASURE, str(root), granularity, str(seconds), SCENARIO],
+        [python, "-c", _MEASURE, str(root), granularity, str(seconds), SCENARIO],
         capture_output=True,
         text=True,
         timeout=600,
@@ -86,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds of exploring per sample (default 2)")
     parser.add_argument("--repeat", type=int, default=3, help="samples per figure; medians printed (default 3)")
     parser.add_argument("--handoffs", type=int, default=20_000, help="handoffs per floor sample (default 20000)")
+    parser.add_argument("--python", default=sys.executable, help="the interpreter to measure with (default: this one)")
     args = parser.parse_args(argv)
     if args.baseline is not None and not (args.baseline / SCENARIO).is_file():
         print(f"error: --baseline {args.baseline} holds no {SCENARIO}", file=sys.stderr)
@@ -100,32 +103,40 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(args.repeat):  # interleaved, so that the machine's noise hits every figure alike
         floors.append(event_ping_pong(args.handoffs))
         for (engine, granularity), found in samples.items():
-            found.append(measure(engines[engine], granularity, args.seconds))
+            found.append(measure(engines[engine], granularity, args.seconds, args.python))
     floor_ms = statistics.median(floors) * 1e3
+    version = subprocess.run(
+        [args.python, "-c", "import sys; print(sys.version.split()[0])"], capture_output=True, text=True, check=False
+    ).stdout.strip()
     print(
         f"ms per execution, exploring {SCENARIO} (correct variant); medians of {args.repeat} samples of "
-        f"{args.seconds:g} s each; Python {sys.version.split()[0]}, {os.cpu_count()} CPUs"
+        f"{args.seconds:g} s each; Python {version}, {os.cpu_count()} CPUs"
     )
-    print(f"floor: threading.Event ping-pong, {floor_ms * 1e3:.1f} us per handoff")
+    print(f"floor: threading.Event ping-pong, {floor_ms * 1e3:.1f} us per handoff (this interpreter)")
+    print("ms/exec is wall time; cpu ms is the process's CPU time (all threads), steadier on a busy machine")
     print(
-        f"  {'engine':<12} {'granularity':<11} {'ms/exec':>8} {'x floor':>8} {'target':>7} {'runs':>5} {'verdict':<10}"
+        f"  {'engine':<12} {'granularity':<11} {'ms/exec':>8} {'cpu ms':>7} {'x floor':>8} {'target':>7} "
+        f"{'runs':>5} {'verdict':<10}"
     )
-    medians: dict[tuple[str, str], float] = {}
+    medians: dict[tuple[str, str], tuple[float, float]] = {}
     for (engine, granularity), found in samples.items():
-        ms = statistics.median(float(str(sample["ms_per_execution"])) for sample in found)
-        medians[(engine, granularity)] = ms
+        wall = statistics.median(float(str(sample["ms_per_execution"])) for sample in found)
+        cpu = statistics.median(float(str(sample.get("cpu_ms_per_execution", "nan"))) for sample in found)
+        medians[(engine, granularity)] = (wall, cpu)
         first = found[0]
         runs = int(str(first["schedules"])) + int(str(first["pruned"]))
         target = {"probe": 0.5, "line": 1.5}[granularity]
         print(
-            f"  {engine:<12} {granularity:<11} {ms:>8.3f} {ms / floor_ms:>8.0f} {target:>7.1f} {runs:>5} "
-            f"{first['verdict']!s:<10}"
+            f"  {engine:<12} {granularity:<11} {wall:>8.3f} {cpu:>7.3f} {wall / floor_ms:>8.0f} {target:>7.1f} "
+            f"{runs:>5} {first['verdict']!s:<10}"
         )
     if args.baseline is not None:
         for granularity in GRANULARITIES:
-            before, now = medians[("baseline", granularity)], medians[("this engine", granularity)]
+            (wall_before, cpu_before) = medians[("baseline", granularity)]
+            (wall_now, cpu_now) = medians[("this engine", granularity)]
             print(
-                f"  {granularity}: {now / before:.2f}x the baseline's time per execution ({before / now:.1f}x faster)"
+                f"  {granularity}: {wall_now / wall_before:.2f}x the baseline's wall time per execution, "
+                f"{cpu_now / cpu_before:.2f}x its CPU time"
             )
     return 0
 

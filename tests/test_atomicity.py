@@ -385,6 +385,8 @@ def test_every_shipped_scenario_passes_at_probe_granularity_with_its_default_var
         loaded = _shipped(name)
         if loaded.cls.pin is not None:  # a pinned counterexample replays one schedule; it is not explored
             continue
+        if run_scenario(loaded).verdict == "SKIPPED":  # it needs what this machine lacks (a database server)
+            continue
         found = explore_scenario(loaded)
         if found.verdict is not PASS:
             problems.append(f"{name}: {found.verdict} {found.problem}")

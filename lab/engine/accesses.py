@@ -34,6 +34,7 @@ import operator
 import types
 from collections import defaultdict, deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from lab import hooks
@@ -70,17 +71,24 @@ _METHODS = (
     types.WrapperDescriptorType,
     types.MethodDescriptorType,
 )
-_immutable_cache: dict[type, bool] = {}
+
+
+class _ImmutableTypes(dict[type, bool]):
+    """Type -> whether no step can change its values. A miss works the answer out once; a hit is a dictionary
+    lookup without a Python call (``_IMMUTABLE_TYPE[type(x)]``), which the recording path makes for every access."""
+
+    def __missing__(self, kind: type) -> bool:
+        known = kind in _IMMUTABLE or issubclass(kind, enum.Enum)
+        self[kind] = known
+        return known
+
+
+_IMMUTABLE_TYPE = _ImmutableTypes()
 
 
 def _immutable(value: object) -> bool:
     """True for values no step can change: numbers, strings, tuples, enum members, functions (cached per type)."""
-    kind = type(value)
-    known = _immutable_cache.get(kind)
-    if known is None:
-        known = kind in _IMMUTABLE or issubclass(kind, enum.Enum)
-        _immutable_cache[kind] = known
-    return known
+    return _IMMUTABLE_TYPE[type(value)]
 
 
 _PURE_BUILTINS = frozenset(
@@ -225,7 +233,9 @@ class Recording:
         transparent_modules: tuple[str, ...] = ("lab.engine", "lab.scenarios.base"),
     ) -> None:
         self.scheduler = scheduler
+        self.local = scheduler.local  # ``getattr(local, "actor", None)``: is the calling thread an actor?
         self.schedules = every_access_schedules
+        self._steps = scheduler.steps
         self._instrumented = instrumented
         self._transparent = transparent_modules
         self._labels: dict[int, str] = {}
@@ -233,7 +243,11 @@ class Recording:
         self._instance_dicts: set[int] = set()
         self._alive: list[object] = []
         self._counters: dict[str, int] = {}
-        self._kinds: dict[object, int] = {}
+        codes = frozenset(map(id, instrumented))
+        kinds = _KINDS.get(codes)
+        if kinds is None or len(kinds) > _KINDS_KEPT:
+            kinds = _KINDS[codes] = {}
+        self._kinds = kinds
 
     # -- labels ----------------------------------------------------------------------------------------------------
 
@@ -247,27 +261,28 @@ class Recording:
         the run, which is what lets the atomicity check treat them as private to the step that made them.
 
         The modules' part is walked once per process and reused while every module-level name still holds the same
-        object (module state outlives runs); the scenario's part is walked every run.
+        object (module state outlives runs); the scenario's part is walked every run, but it does not walk again
+        into the classes and functions the modules' walk went through (a scenario reaches its session class and
+        every method of it): all it could find there is named already.
         """
         owners = frozenset(module.__name__ for module in modules)
-        bindings = tuple(
-            (module.__name__, name, value)
-            for module in modules
-            for name, value in list(vars(module).items())
-            if not name.startswith("__")
-        )
+        namespaces = tuple((tuple(vars(module)), tuple(vars(module).values())) for module in modules)
         cached = _module_walks.get(owners)
-        if (
-            cached is None
-            or len(cached[0]) != len(bindings)
-            or any(a is not b for (_m, _n, a), (_o, _p, b) in zip(cached[0], bindings, strict=True))
-        ):
-            found = _Walk(owners).run([(f"{module}.{name}", value) for module, name, value in bindings])
-            cached = _module_walks[owners] = (bindings, found)
-        for obj, path in cached[1]:
+        if cached is None or not _same_namespaces(cached.namespaces, namespaces):
+            walk = _Walk(owners)
+            found = walk.run(
+                [
+                    (f"{module.__name__}.{name}", value)
+                    for module in modules
+                    for name, value in list(vars(module).items())
+                    if not name.startswith("__")
+                ]
+            )
+            cached = _module_walks[owners] = _ModuleWalk(namespaces, found, walk.expanded if walk.complete else {})
+        for obj, path in cached.found:
             if id(obj) not in self._labels:
                 self._keep(obj, path)
-        for obj, path in _Walk(owners, known=self._labels).run(list(roots.items())):
+        for obj, path in _Walk(owners, known=self._labels, expanded=cached.expanded).run(list(roots.items())):
             self._keep(obj, path)
 
     def label(self, obj: object, hint: str = "") -> str:
@@ -282,7 +297,8 @@ class Recording:
         elif hint:
             name = hint
         else:
-            actor = self.scheduler.current() or "lab"
+            me = getattr(self.local, "actor", None)
+            actor = me.name if me is not None else "lab"
             n = self._counters.get(actor, 0) + 1
             self._counters[actor] = n
             name = f"{type(obj).__name__}#{actor}.{n}"
@@ -316,33 +332,39 @@ class Recording:
         thing = self._things.get(id(obj))
         if thing is None:
             thing = "obj:" + self.label(obj, hint)
-        self.scheduler.access((thing, key, mode), where, schedule=self.schedules)
+        entry = (thing, key, mode)
+        if self.schedules:
+            self.scheduler.access(entry, where, schedule=True)
+            return
+        steps = self._steps  # StepLog.accessed, inline: no Python call per access (see StepLog)
+        if not steps.closed:
+            steps.current.add(entry)
+            steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
+
+    def note(self, entry: Entry, where: tuple[str, int], *, schedule: bool = True) -> None:
+        """Record one access of a named piece of state (a module global, a closure cell), a scheduling point if so
+        configured and ``schedule`` allows."""
+        if self.schedules and schedule:
+            self.scheduler.access(entry, where, schedule=True)
+        else:
+            self._steps.accessed(entry, where)
 
     def classify(self, f: object) -> int:
-        """How a call of ``f`` touches shared state (cached per code object or type)."""
-        cache_key: object
-        if isinstance(f, types.MethodType):
-            cache_key = f.__func__
-        elif isinstance(f, types.FunctionType):
-            cache_key = f
-        elif isinstance(f, types.BuiltinFunctionType):
+        """How a call of ``f`` touches shared state (cached per function, per built-in and name, or per type)."""
+        key = _kind_key(f)
+        kind = self._kinds.get(key)
+        if kind is None:
+            kind = self._kinds[key] = self._classify(f)
+        return kind
+
+    def _classify(self, f: object) -> int:
+        if isinstance(f, types.BuiltinFunctionType):
             owner = f.__self__
             if owner is None or isinstance(owner, types.ModuleType):
                 return _Kind.READS if f.__name__ in _PURE_BUILTINS else _Kind.OPAQUE
             if self._is_lab_object(owner):
                 return _Kind.TRANSPARENT
             return _Kind.METHOD_READS if f.__name__ in _READ_ONLY_METHODS else _Kind.METHOD_WRITES
-        elif isinstance(f, type):
-            cache_key = f
-        else:
-            cache_key = type(f)
-        kind = self._kinds.get(cache_key)
-        if kind is None:
-            kind = self._classify(f)
-            self._kinds[cache_key] = kind
-        return kind
-
-    def _classify(self, f: object) -> int:
         func = f.__func__ if isinstance(f, types.MethodType) else f
         if isinstance(func, types.FunctionType):
             if func.__code__ in self._instrumented or func.__module__.startswith(self._transparent):
@@ -371,25 +393,89 @@ class Recording:
         return _Kind.OPAQUE
 
 
+def _kind_key(f: object) -> object:
+    """What a call's classification depends on: the function (a bound method's function); a module's built-in
+    itself, or a built-in method's receiver type and name; a slot wrapper's type and name; else the callee's type."""
+    kind = type(f)
+    if kind is types.MethodType:
+        return f.__func__  # type: ignore[attr-defined]
+    if kind is types.FunctionType or isinstance(f, type):
+        return f
+    if kind is types.BuiltinFunctionType:
+        owner = f.__self__  # type: ignore[attr-defined]
+        if owner is None or type(owner) is types.ModuleType:
+            return f
+        return (type(owner), f.__name__)  # type: ignore[attr-defined]
+    if kind in _WRAPPERS:
+        return (kind, getattr(f, "__name__", ""))
+    return kind
+
+
+_WRAPPERS = frozenset({types.MethodWrapperType, types.WrapperDescriptorType, types.MethodDescriptorType})
+_KINDS: dict[frozenset[int], dict[object, int]] = {}
+"""Classifications, kept across runs for each set of instrumented code objects (which live as long as the process)."""
+_KINDS_KEPT = 4096
+"""At most this many per set: functions made afresh in every run would otherwise pile up."""
+
 _active: Recording | None = None
-_module_walks: dict[frozenset[str], tuple[tuple[tuple[str, str, object], ...], list[tuple[object, str]]]] = {}
+
+
+@dataclass(frozen=True)
+class _ModuleWalk:
+    """The walk of some modules' namespaces, valid while each namespace holds the same names and objects."""
+
+    namespaces: tuple[tuple[tuple[str, ...], tuple[object, ...]], ...]
+    found: list[tuple[object, str]]
+    expanded: dict[int, tuple[int, object]]
+
+
+_module_walks: dict[frozenset[str], _ModuleWalk] = {}
+
+
+def _same_namespaces(
+    old: tuple[tuple[tuple[str, ...], tuple[object, ...]], ...],
+    new: tuple[tuple[tuple[str, ...], tuple[object, ...]], ...],
+) -> bool:
+    """The same names bound to the very same objects (compared without a Python call per name)."""
+    return len(old) == len(new) and all(
+        names == new_names and len(values) == len(new_values) and all(map(operator.is_, values, new_values))
+        for (names, values), (new_names, new_values) in zip(old, new, strict=True)
+    )
 
 
 class _Walk:
-    """A breadth-first walk from named roots through what objects hold, without running any of the program's code."""
+    """A breadth-first walk from named roots through what objects hold, without running any of the program's code.
 
-    def __init__(self, owners: frozenset[str], known: dict[int, str] | None = None) -> None:
+    ``expanded`` (an earlier walk's :attr:`expanded`) names classes and functions already gone through, each at a
+    depth: one met again no shallower is not gone through twice (the object is kept, so its id stays its own).
+    """
+
+    def __init__(
+        self,
+        owners: frozenset[str],
+        known: dict[int, str] | None = None,
+        expanded: dict[int, tuple[int, object]] | None = None,
+    ) -> None:
         self._owners = owners
         self._known = known if known is not None else {}
+        self._before = expanded if expanded is not None else {}
+        self.expanded: dict[int, tuple[int, object]] = {}
+        """id -> (depth, object) of each class, function or method wrapper this walk went through."""
+        self.complete = True
+        """False when the walk stopped at its limit with objects still to go through."""
 
     def run(self, roots: list[tuple[str, object]]) -> list[tuple[object, str]]:
         """The objects found, each with the path that reached it first."""
         found: list[tuple[object, str]] = []
         seen: set[int] = set()
+        before = self._before
         queue: deque[tuple[str, object, int]] = deque((path, obj, 0) for path, obj in roots)
         while queue and len(found) < 20_000:
             path, obj, depth = queue.popleft()
             if id(obj) in seen or id(obj) in self._known:
+                continue
+            gone_through = before.get(id(obj))
+            if gone_through is not None and gone_through[0] <= depth:
                 continue
             seen.add(id(obj))
             kind = type(obj)
@@ -415,7 +501,11 @@ class _Walk:
             else:
                 found.append((obj, path))
                 children = _children(path, obj) if depth < 6 else []
+                queue.extend((child_path, child, depth + 1) for child_path, child in children)
+                continue
+            self.expanded[id(obj)] = (depth, obj)
             queue.extend((child_path, child, depth + 1) for child_path, child in children)
+        self.complete = not queue
         return found
 
 
@@ -463,16 +553,23 @@ def _held_by_code(path: str, obj: object) -> list[tuple[str, object]]:
 
 
 def _children(path: str, obj: object) -> list[tuple[str, object]]:
-    """What ``obj`` holds, with the path to each part, read without running any of the program's code."""
+    """What ``obj`` holds, with the path to each part, read without running any of the program's code.
+
+    A part the walk would pass over at once (a number, a string: immutable, and neither a tuple nor code) is left
+    out here, before its path is written: the walk runs every run, and most parts are such values."""
     found: list[tuple[str, object]] = []
     if isinstance(obj, dict):
         items: list[tuple[object, object]] = list(dict.items(obj))  # dict's own view: no overridden items() runs
         for key, value in items:
-            found.append((f"{path}[{_key_text(key)}]", value))
+            kind = type(value)
+            if kind is tuple or kind in _CODE_LIKE or not _IMMUTABLE_TYPE[kind]:
+                found.append((f"{path}[{_key_text(key)}]", value))
         return found
     if isinstance(obj, list | tuple | deque):
         for i, value in enumerate(list(obj)):
-            found.append((f"{path}[{i}]", value))
+            kind = type(value)
+            if kind is tuple or kind in _CODE_LIKE or not _IMMUTABLE_TYPE[kind]:
+                found.append((f"{path}[{i}]", value))
         return found
     try:
         attributes = object.__getattribute__(obj, "__dict__")
@@ -480,7 +577,9 @@ def _children(path: str, obj: object) -> list[tuple[str, object]]:
         attributes = {}
     if isinstance(attributes, dict):
         for name, value in list(attributes.items()):
-            found.append((f"{path}.{name}", value))
+            kind = type(value)
+            if kind is tuple or kind in _CODE_LIKE or not _IMMUTABLE_TYPE[kind]:
+                found.append((f"{path}.{name}", value))
     for klass in type(obj).__mro__:
         for slot in klass.__dict__.get("__slots__", ()) if isinstance(klass.__dict__.get("__slots__"), tuple) else ():
             descriptor = klass.__dict__.get(slot)
@@ -515,6 +614,7 @@ def _key_of(container: object, key: object, run: Recording) -> str:
 
 
 _owners: dict[tuple[type, str], type | None] = {}
+_UNKNOWN = object()
 
 
 def _attribute_owner(obj: object, name: str) -> type | None:
@@ -557,12 +657,9 @@ class ModuleRuntime:
         self._file = filename
         self._module = module
 
-    def _where(self, line: int) -> tuple[str, int]:
-        return (self._file, line)
-
     def _recording(self) -> Recording | None:
         run = _active
-        if run is None or not run.scheduler.is_actor():
+        if run is None or getattr(run.local, "actor", None) is None:
             return None
         return run
 
@@ -571,9 +668,11 @@ class ModuleRuntime:
     def ga(self, obj: Any, name: str, line: int) -> Any:
         """``obj.name``: reads the attribute of this object (and of the class that defines it, if one does)."""
         run = _active
-        if run is not None and not _immutable(obj) and run.scheduler.is_actor():
-            where = self._where(line)
-            owner = _attribute_owner(obj, name)
+        if run is not None and not _IMMUTABLE_TYPE[type(obj)] and getattr(run.local, "actor", None) is not None:
+            where = (self._file, line)
+            owner = _owners.get((type(obj), name), _UNKNOWN)
+            if owner is _UNKNOWN:
+                owner = _attribute_owner(obj, name)
             if owner is not None and owner is not obj:
                 descriptor = owner.__dict__[name]
                 if type(descriptor) in _METHODS:
@@ -583,9 +682,17 @@ class ModuleRuntime:
                 if isinstance(descriptor, property) and _opaque_getter(descriptor, run):
                     run.access(obj, ANY_KEY, "w", where)  # a getter the lab cannot see may do anything to obj
                 run.access(owner, name, "r", where)
-            run.access(obj, name, "r", where)
+            # Recording.access inline, for the commonest access of all (see StepLog on why no call)
+            thing = run._things.get(id(obj))
+            steps = run._steps
+            if thing is None or run.schedules:
+                run.access(obj, name, "r", where)
+            elif not steps.closed:
+                entry = (thing, name, "r")
+                steps.current.add(entry)
+                steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
             value = getattr(obj, name)
-            if not _immutable(value) and id(value) not in run._labels and not isinstance(value, type):
+            if not _IMMUTABLE_TYPE[type(value)] and id(value) not in run._labels and not isinstance(value, type):
                 run.label(value, f"{run.label(obj)}.{name}")
             return value
         return getattr(obj, name)
@@ -594,7 +701,7 @@ class ModuleRuntime:
         """Before ``obj.name = ...`` or ``del obj.name``: writes that attribute. Returns ``obj``."""
         run = self._recording()
         if run is not None:
-            run.access(obj, name, "w", self._where(line))
+            run.access(obj, name, "w", (self._file, line))
         if isinstance(obj, type):
             _owners.clear()  # a class attribute may now be found elsewhere in some MRO
         return obj
@@ -604,12 +711,12 @@ class ModuleRuntime:
     def gi(self, obj: Any, key: Any, line: int) -> Any:
         """``obj[key]``: reads that key of a dict (a defaultdict may insert it: a write), all of anything else."""
         run = _active
-        if run is not None and not _immutable(obj) and run.scheduler.is_actor():
+        if run is not None and not _IMMUTABLE_TYPE[type(obj)] and getattr(run.local, "actor", None) is not None:
             part = _key_of(obj, key, run)
             mode = "w" if type(obj) is defaultdict else "r"
-            run.access(obj, part, mode, self._where(line))
+            run.access(obj, part, mode, (self._file, line))
             value = obj[key]
-            if not _immutable(value) and id(value) not in run._labels and not isinstance(value, type):
+            if not _IMMUTABLE_TYPE[type(value)] and id(value) not in run._labels and not isinstance(value, type):
                 run.label(value, f"{run.label(obj)}{part if part != ANY_KEY else '[' + ANY_KEY + ']'}")
             return value
         return obj[key]
@@ -617,19 +724,19 @@ class ModuleRuntime:
     def si(self, obj: Any, key: Any, line: int) -> Any:
         """Before ``obj[key] = ...`` or ``del obj[key]``: writes that key. Returns ``key``."""
         run = self._recording()
-        if run is not None and not _immutable(obj):
-            run.access(obj, _key_of(obj, key, run), "w", self._where(line))
+        if run is not None and not _IMMUTABLE_TYPE[type(obj)]:
+            run.access(obj, _key_of(obj, key, run), "w", (self._file, line))
         return key
 
     # -- whole values -----------------------------------------------------------------------------------------------
 
     def rv(self, value: Any, line: int) -> Any:
         """A value read as a whole (iterated, compared, tested for truth, formatted). Returns ``value``."""
-        if _immutable(value):
+        if _IMMUTABLE_TYPE[type(value)]:
             return value
-        run = self._recording()
-        if run is not None:
-            run.access(value, ANY_KEY, "r", self._where(line))
+        run = _active
+        if run is not None and getattr(run.local, "actor", None) is not None:
+            run.access(value, ANY_KEY, "r", (self._file, line))
         return value
 
     def cm(self, manager: Any, line: int) -> Any:
@@ -638,17 +745,17 @@ class ModuleRuntime:
         if run is not None and not run._is_lab_object(manager):
             enter = getattr(type(manager), "__enter__", None)
             if getattr(enter, "__code__", None) not in run._instrumented:
-                run.access(manager, ANY_KEY, "w", self._where(line))
+                run.access(manager, ANY_KEY, "w", (self._file, line))
         return manager
 
     def iop(self, op: str, left: Any, right: Any, line: int) -> Any:
         """``left op= right``: in place for mutable values (a write of ``left``), reading ``right``."""
         run = self._recording()
         if run is not None:
-            where = self._where(line)
-            if not _immutable(right):
+            where = (self._file, line)
+            if not _IMMUTABLE_TYPE[type(right)]:
                 run.access(right, ANY_KEY, "r", where)
-            if not _immutable(left):
+            if not _IMMUTABLE_TYPE[type(left)]:
                 run.access(left, ANY_KEY, "w", where)
         return _INPLACE[op](left, right)
 
@@ -658,63 +765,71 @@ class ModuleRuntime:
         """Before reading the module global ``name``. Returns ``None`` (the code reads the global right after)."""
         run = self._recording()
         if run is not None:
-            run.scheduler.access((f"obj:module {self._module}", name, "r"), self._where(line), schedule=run.schedules)
+            run.note((f"obj:module {self._module}", name, "r"), (self._file, line))
 
     def wg(self, value: Any, name: str, line: int) -> Any:
         """Before storing ``value`` in the module global ``name``. Returns ``value``."""
         run = self._recording()
         if run is not None:
-            run.scheduler.access((f"obj:module {self._module}", name, "w"), self._where(line), schedule=run.schedules)
+            run.note((f"obj:module {self._module}", name, "w"), (self._file, line))
         return value
 
     def rc(self, cell: str, line: int) -> None:
         """Before reading the closure variable ``cell`` (``scope.name``). Returns ``None``."""
         run = self._recording()
         if run is not None:
-            run.scheduler.access(
-                (f"obj:cell {self._module}.{cell}", "value", "r"), self._where(line), schedule=run.schedules
-            )
+            run.note((f"obj:cell {self._module}.{cell}", "value", "r"), (self._file, line))
 
     def wc(self, value: Any, cell: str, line: int) -> Any:
         """Before storing ``value`` in the closure variable ``cell``. Returns ``value``."""
         run = self._recording()
         if run is not None:
-            run.scheduler.access(
-                (f"obj:cell {self._module}.{cell}", "value", "w"), self._where(line), schedule=run.schedules
-            )
+            run.note((f"obj:cell {self._module}.{cell}", "value", "w"), (self._file, line))
         return value
 
     def touch_global(self, name: str, line: int) -> None:
         """After a statement stored the global ``name`` through a complex target: records the write, no point."""
         run = self._recording()
         if run is not None:
-            run.scheduler.access((f"obj:module {self._module}", name, "w"), self._where(line), schedule=False)
+            run.note((f"obj:module {self._module}", name, "w"), (self._file, line), schedule=False)
 
     def touch_cell(self, cell: str, line: int) -> None:
         """After a statement stored the closure variable ``cell`` through a complex target."""
         run = self._recording()
         if run is not None:
-            run.scheduler.access((f"obj:cell {self._module}.{cell}", "value", "w"), self._where(line), schedule=False)
+            run.note((f"obj:cell {self._module}.{cell}", "value", "w"), (self._file, line), schedule=False)
 
     # -- calls ------------------------------------------------------------------------------------------------------
 
     def call(self, line: int, f: Any, /, *args: Any, **kwargs: Any) -> Any:
         """``f(*args, **kwargs)``, recording what a call the lab cannot see into may touch."""
         run = _active
-        if run is None or not run.scheduler.is_actor():
+        if run is None or getattr(run.local, "actor", None) is None:
             return f(*args, **kwargs)
-        kind = run.classify(f)
+        kind = None  # the usual callees are looked up without a Python call (see _kind_key)
+        callee = type(f)
+        if callee is types.MethodType:
+            kind = run._kinds.get(f.__func__)
+        elif callee is types.FunctionType:
+            kind = run._kinds.get(f)
+        elif callee is types.BuiltinFunctionType:
+            owner = f.__self__
+            kind = run._kinds.get(f if owner is None or type(owner) is types.ModuleType else (type(owner), f.__name__))
+        elif isinstance(f, type):
+            kind = run._kinds.get(f)
+        if kind is None:
+            kind = run.classify(f)
         if kind == _Kind.TRANSPARENT:
             return f(*args, **kwargs)
-        where = self._where(line)
+        where = (self._file, line)
         by_name = f is builtins.getattr or f is builtins.hasattr or f is builtins.setattr or f is builtins.delattr
-        if by_name and len(args) >= 2 and type(args[1]) is str and not _immutable(args[0]):
+        if by_name and len(args) >= 2 and type(args[1]) is str and not _IMMUTABLE_TYPE[type(args[0])]:
             mode = "r" if f is builtins.getattr or f is builtins.hasattr else "w"
             run.access(args[0], args[1], mode, where)
             return f(*args, **kwargs)
         if kind == _Kind.READS:
             for value in (*args, *kwargs.values()):
-                if not _immutable(value) and not isinstance(value, type | types.ModuleType):
+                if not _IMMUTABLE_TYPE[type(value)] and not isinstance(value, type | types.ModuleType):
                     run.access(value, ANY_KEY, "r", where)
             return f(*args, **kwargs)
         receiver = getattr(f, "__self__", None)
@@ -723,9 +838,9 @@ class ModuleRuntime:
             if receiver is None or isinstance(receiver, types.ModuleType | type):
                 receiver, others = (args[0], args[1:]) if args else (None, ())
             for value in (*others, *kwargs.values()):
-                if not _immutable(value):
+                if not _IMMUTABLE_TYPE[type(value)]:
                     run.access(value, ANY_KEY, "r", where)
-            if receiver is not None and not _immutable(receiver):
+            if receiver is not None and not _IMMUTABLE_TYPE[type(receiver)]:
                 run.access(receiver, ANY_KEY, "w" if kind == _Kind.METHOD_WRITES else "r", where)
             return f(*args, **kwargs)
         return self._opaque(run, f, receiver, args, kwargs, where)
@@ -741,13 +856,13 @@ class ModuleRuntime:
     ) -> Any:
         touched: list[Entry] = []
         for value in (receiver, *args, *kwargs.values()):
-            if value is not None and not _immutable(value):
+            if value is not None and not _IMMUTABLE_TYPE[type(value)]:
                 touched.append(("obj:" + run.label(value), ANY_KEY, "w"))
         module = getattr(f, "__module__", None) or getattr(type(f), "__module__", "")
         if module and module.split(".")[0] not in _STATELESS_MODULES and not module.startswith("lab."):
             touched.append((f"obj:module {module}", ANY_KEY, "w"))
         plain = isinstance(f, types.FunctionType | types.MethodType | types.BuiltinFunctionType | type)
-        if not plain and not _immutable(f):
+        if not plain and not _IMMUTABLE_TYPE[type(f)]:
             touched.append(("obj:" + run.label(f), ANY_KEY, "w"))
         scheduler = run.scheduler
         scheduler.access_all(touched, where, schedule=run.schedules)
@@ -763,9 +878,9 @@ class ModuleRuntime:
 def _record_shared_access(name: str, key: str, mode: str, where: tuple[str, int]) -> None:
     """The recorder :func:`lab.hooks.note_shared_access` forwards to: outside a recorded run, or an actor, nothing."""
     run = _active
-    if run is None or not run.scheduler.is_actor():
+    if run is None or getattr(run.local, "actor", None) is None:
         return
-    run.scheduler.access((f"obj:{name}", key, mode), where, schedule=run.schedules)
+    run.note((f"obj:{name}", key, mode), where)
 
 
 hooks.install_shared_access_recorder(_record_shared_access)

@@ -81,6 +81,9 @@ _Window = tuple[int, int]
 _Key = tuple[str, tuple[_What, ...], tuple[tuple[str, _Window], ...]]
 """A step that may be split: its actor, its accesses, and the windows of the others."""
 _OPEN = 1 << 62
+_NO_CLOCK: dict[str, int] = {}  # shared, never changed
+_Memo = dict[tuple[Entry, frozenset[str]], list[tuple[int, Access]]]
+"""For one other actor: an access (its entry and locks) -> that actor's accesses that conflict with it unprotected."""
 _STEP = itemgetter(0)
 _WHAT = itemgetter(slice(2, None))
 _NONE: frozenset[Entry] = frozenset()
@@ -149,10 +152,12 @@ class AtomicityCheck:
         """The first split-able step found, in a stable order, or ``None``."""
         index = self._by_part()
         found: list[tuple[str, str, SplitStep]] = []  # put in a stable order only when there is something to order
+        memos: dict[str, _Memo] = {}  # candidates share most accesses: each is looked up once per actor and window
         for key, (mine, windows) in self._candidates.items():
             for other in sorted(windows):
                 theirs = index.get(other)
-                split = _split(mine, theirs, windows[other]) if theirs is not None else None
+                memo = memos.setdefault(other, {})
+                split = _split(mine, theirs, windows[other], memo) if theirs is not None else None
                 if split is not None:
                     found.append((_stable(key), other, split))
                     break
@@ -307,7 +312,9 @@ def _same_operation(
 def _sync_order(actors: Sequence[str], sync: Sequence[frozenset[Entry]]) -> list[dict[str, int]]:
     """Vector clocks of the operations that open each step, over program order and synchronisation only.
 
-    ``clocks[i][X]`` is the last step of actor X whose opening operation happens-before the one opening step ``i``.
+    ``clocks[i][X]`` is the last step of actor X whose opening operation happens-before the one opening step ``i``,
+    for every actor X other than step ``i``'s own (a step that synchronises nothing shares its actor's last clock,
+    uncopied, and nothing reads a clock's entry for its own actor).
     Every synchronisation entry of the lab's primitives is joined with the last earlier write of the same object
     (and a write with the reads since), which by transitivity covers every earlier conflicting step.
     """
@@ -318,8 +325,12 @@ def _sync_order(actors: Sequence[str], sync: Sequence[frozenset[Entry]]) -> list
     keys: dict[str, set[str]] = {}
     for i, actor in enumerate(actors):
         before = last.get(actor)
-        clock = dict(clocks[before]) if before is not None else {}
         entries = sync[i]
+        if not entries:  # ordered by nothing new: share the actor's clock (only another actor's entry is ever read)
+            clocks.append(clocks[before] if before is not None else _NO_CLOCK)
+            last[actor] = i
+            continue
+        clock = dict(clocks[before]) if before is not None else {}
         if entries:
             joined: set[int] = set()
             for thing, key, mode in entries:
@@ -435,20 +446,19 @@ class _Windows:
         return known
 
 
-def _split(mine: Sequence[Access], theirs: _Parts, window: _Window) -> SplitStep | None:
+def _split(mine: Sequence[Access], theirs: _Parts, window: _Window, memo: _Memo) -> SplitStep | None:
     """Two of ``mine`` that accesses of the other actor, in epochs inside ``window``, conflict with unprotected."""
     first, end = window
     hit_first: tuple[Access, Access] | None = None
     for access in mine:
-        other = next(
-            (
-                b
-                for found in theirs.conflicting(access.entry)
-                for epoch, b in found
-                if first <= epoch < end and not (access.locks & b.locks)
-            ),
-            None,
-        )
+        asked = (access.entry, access.locks)
+        unprotected = memo.get(asked)
+        if unprotected is None:  # the other's conflicting accesses with no lock in common, in a stable order
+            locks = access.locks
+            unprotected = memo[asked] = [
+                (epoch, b) for found in theirs.conflicting(access.entry) for epoch, b in found if not (locks & b.locks)
+            ]
+        other = next((b for epoch, b in unprotected if first <= epoch < end), None)
         if other is None:
             continue
         if hit_first is None:

@@ -45,6 +45,9 @@ class LineTracer:
         self._scheduler = scheduler
         self._files = {os.path.realpath(f) for f in files}
         self._seen: dict[str, str | None] = {}  # co_filename -> its label when traced, None when not
+        # co_filename -> the local trace function for its frames, or None: one lookup per call event, no Python call
+        # (on 3.11 the hook sees every call an actor makes, the lab's own recording included)
+        self._local_trace: dict[str, Any] = {}
         self._codes = tuple(codes)
         self._monitoring = (
             sys.version_info >= (3, 12) and bool(self._codes) and os.environ.get("LAB_LINE_EVENTS", "") != "settrace"
@@ -96,9 +99,12 @@ class LineTracer:
         return label
 
     def _on_call(self, frame: FrameType, event: str, arg: Any) -> Any:
-        if event == "call" and self._label(frame.f_code.co_filename) is not None:
-            return self._on_line
-        return None
+        filename = frame.f_code.co_filename  # the global hook gets "call" events only
+        try:
+            return self._local_trace[filename]
+        except KeyError:
+            found = self._local_trace[filename] = self._on_line if self._label(filename) is not None else None
+            return found
 
     def _on_line(self, frame: FrameType, event: str, arg: Any) -> Any:
         if event == "line" and not self._scheduler.aborted:

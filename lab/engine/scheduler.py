@@ -73,13 +73,6 @@ class _Actor:
     opaque: list[Footprint] = field(default_factory=list)
     gate: Waiting | None = None  # the next step cannot begin until this is ready (a lock it is about to take)
 
-    def can_run(self) -> bool:
-        if self.state is _State.BLOCKED:
-            return self.waiting is None or self.waiting.ready()
-        if self.gate is not None:
-            return self.gate.ready()
-        return self.state is not _State.DONE
-
 
 OutcomeText = Callable[[object], str]
 
@@ -116,7 +109,9 @@ class Scheduler:
         self._outcome_text = outcome_text
         self._actors: list[_Actor] = []
         self._by_name: dict[str, _Actor] = {}
-        self._local = threading.local()
+        self.local = threading.local()
+        """``local.actor`` is the calling thread's actor, if any: ``getattr(scheduler.local, "actor", None)`` tells
+        an actor from another thread without a Python call (the recording path asks hundreds of times a run)."""
         self._trace: list[TraceEvent] = []
         self._decisions: list[Decision] = []
         self._steps = steps if steps is not None else StepLog()
@@ -164,12 +159,18 @@ class Scheduler:
 
     def current(self) -> str | None:
         """The name of the actor calling, or ``None`` when called from outside this run's actors."""
-        actor: _Actor | None = getattr(self._local, "actor", None)
+        actor: _Actor | None = getattr(self.local, "actor", None)
         return actor.name if actor is not None else None
 
     def is_actor(self) -> bool:
         """True when called from one of this run's actors (cheaper than :meth:`current` on the recording path)."""
-        return getattr(self._local, "actor", None) is not None
+        return getattr(self.local, "actor", None) is not None
+
+    @property
+    def steps(self) -> StepLog:
+        """The books of this run's steps: the instrumented code logs its accesses there directly, one call each
+        (every access is by the running step, and the scheduler would only pass it on)."""
+        return self._steps
 
     @property
     def aborted(self) -> bool:
@@ -188,7 +189,7 @@ class Scheduler:
         ``gate``, when given, keeps the step from being scheduled until it is ready: acquiring a held lock is not
         a step anyone can take, so it is never offered as a choice (and a cycle of such gates is a deadlock).
         """
-        actor: _Actor | None = getattr(self._local, "actor", None)
+        actor: _Actor | None = getattr(self.local, "actor", None)
         if actor is None:
             return
         actor.pending = footprint
@@ -207,25 +208,25 @@ class Scheduler:
 
         With ``schedule`` the access is first a scheduling point of its own (instruction granularity).
         """
-        actor: _Actor | None = getattr(self._local, "actor", None)
+        actor: _Actor | None = getattr(self.local, "actor", None)
         if actor is None or self._aborted:
             return
         if schedule:
             actor.pending = actor.op = frozenset((entry,))
             self._switch(actor)
-        self._accessed(actor.name, entry, where, actor.lockset)
+        self._accessed(entry, where)
 
     def access_all(self, entries: list[Entry], where: tuple[str, int], *, schedule: bool = False) -> None:
         """Record several accesses made by one operation (a call the lab cannot see into), one point at most."""
-        actor: _Actor | None = getattr(self._local, "actor", None)
+        actor: _Actor | None = getattr(self.local, "actor", None)
         if actor is None or self._aborted or not entries:
             return
         if schedule:
             actor.pending = actor.op = frozenset(entries)
             self._switch(actor)
-        accessed, name, locks = self._accessed, actor.name, actor.lockset
+        accessed = self._accessed
         for entry in entries:
-            accessed(name, entry, where, locks)
+            accessed(entry, where)
 
     def enter_opaque(self, footprint: Footprint) -> None:
         """The calling actor enters code the lab cannot see, which may touch ``footprint`` in any step until it
@@ -245,7 +246,7 @@ class Scheduler:
         if self._aborted:
             return
         if not actor:
-            me: _Actor | None = getattr(self._local, "actor", None)
+            me: _Actor | None = getattr(self.local, "actor", None)
             actor = me.name if me is not None else "lab"
         trace = self._trace
         trace.append(TraceEvent(len(trace), actor, op, obj, sorted_detail(detail) if detail else {}))
@@ -261,6 +262,7 @@ class Scheduler:
         if actor is not None:
             actor.locks.add(name)
             actor.lockset = frozenset(actor.locks)
+            self._steps.relocked(actor.lockset)
 
     def lock_given(self, name: str) -> None:
         """The calling actor no longer holds the lock ``name``."""
@@ -268,6 +270,7 @@ class Scheduler:
         if actor is not None:
             actor.locks.discard(name)
             actor.lockset = frozenset(actor.locks)
+            self._steps.relocked(actor.lockset)
 
     def events(self) -> tuple[TraceEvent, ...]:
         """The events recorded so far, in order."""
@@ -355,7 +358,7 @@ class Scheduler:
     def _actor_main(self, actor: _Actor) -> None:
         if self._aborted:  # the pooled worker was handed the baton only to unwind
             return
-        self._local.actor = actor
+        self.local.actor = actor
         if self._actor_hooks is not None:
             self._actor_hooks[0]()  # e.g. start tracing lines in this thread
         try:
@@ -364,11 +367,11 @@ class Scheduler:
             actor.outcome = self._outcome_text(value)
             self.record("end", detail={"outcome": actor.outcome})
             if self._end_watcher is not None:
-                self._local.actor = None
+                self.local.actor = None
                 try:
                     self._end_watcher(actor.name, len(self._trace) - 1)
                 finally:
-                    self._local.actor = actor
+                    self.local.actor = actor
         except _Aborted:
             return
         # an actor's failure is the scenario's result, not the lab's crash; sys.exit() in an actor is a failure too
@@ -386,7 +389,7 @@ class Scheduler:
             self._hand_off(actor)
 
     def _me(self) -> _Actor | None:
-        return getattr(self._local, "actor", None)
+        return getattr(self.local, "actor", None)
 
     def _finish(self) -> None:
         if not self._over:
@@ -395,13 +398,25 @@ class Scheduler:
 
     def _decide(self, current: _Actor | None) -> _Actor | None:
         """Ask the policy; ``None`` means the run is over (all done, a deadlock, or a refused choice)."""
-        runnable = [actor for actor in self._actors if actor.can_run()]
+        runnable: list[str] = []  # plain loops: on Python 3.11 a comprehension is a call, a trace event at line level
+        live = False
+        for actor in self._actors:
+            state = actor.state
+            if state is _State.DONE:
+                continue
+            live = True
+            if state is _State.BLOCKED:
+                waiting = actor.waiting
+                if waiting is None or waiting.ready():
+                    runnable.append(actor.name)
+            elif actor.gate is None or actor.gate.ready():
+                runnable.append(actor.name)
         if not runnable:
-            if any(actor.state is not _State.DONE for actor in self._actors):
+            if live:
                 self._declare_deadlock()
             self._finish()
             return None
-        names = tuple(actor.name for actor in runnable)
+        names = tuple(runnable)
         point = DecisionPoint(len(self._decisions), names, current.name if current is not None else None, self)
         try:
             chosen = self._choose(point)
@@ -417,7 +432,7 @@ class Scheduler:
             return None
         self._decisions.append(Decision(names, chosen))
         actor = self._by_name[chosen]
-        self._steps.step(chosen, actor.op, actor.opaque)
+        self._steps.step(chosen, actor.op, actor.opaque, actor.lockset)
         return actor
 
     def _switch(self, actor: _Actor) -> None:
@@ -481,6 +496,7 @@ class Scheduler:
     def _stop_all(self) -> tuple[str, ...]:
         """Unwind every unfinished actor, one at a time, so that no two run at once even while dying."""
         self._aborted = True
+        self._steps.close()
         leaked: list[str] = []
         for actor in self._actors:
             thread = actor.thread

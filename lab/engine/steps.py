@@ -19,53 +19,90 @@ _NOTHING: Footprint = frozenset()
 
 
 class StepObserver(Protocol):
-    """The three things the scheduler reports about steps, in the order they happen."""
+    """What the scheduler reports about steps, in the order it happens. One actor runs at a time, so every report
+    after :meth:`step` is about that step of that actor, until the next :meth:`step`."""
 
-    def step(self, actor: str, executes: Footprint, opaque: Sequence[Footprint]) -> None:
-        """A new step of ``actor`` begins: it executes ``executes`` (the operation that opened it) and, inside code
-        the lab cannot see, may touch each of ``opaque``."""
+    def step(self, actor: str, executes: Footprint, opaque: Sequence[Footprint], locks: frozenset[str]) -> None:
+        """A new step of ``actor`` begins, holding ``locks``: it executes ``executes`` (the operation that opened it)
+        and, inside code the lab cannot see, may touch each of ``opaque``."""
         ...
 
     def touched(self, entries: Iterable[Entry]) -> None:
         """The running step was seen to touch ``entries`` (a query of a primitive: no place to log)."""
         ...
 
-    def accessed(self, actor: str, entry: Entry, where: tuple[str, int], locks: frozenset[str]) -> None:
-        """The running step, of ``actor``, touched ``entry`` at ``where`` (file, line) while holding ``locks``."""
+    def accessed(self, entry: Entry, where: tuple[str, int]) -> None:
+        """The running step touched ``entry`` at ``where`` (file, line)."""
+        ...
+
+    def relocked(self, locks: frozenset[str]) -> None:
+        """The running actor now holds ``locks`` (it took or gave up a lock within its step)."""
+        ...
+
+    def close(self) -> None:
+        """The run is being stopped: what unwinding actors touch from now on is not part of any step."""
         ...
 
 
 class StepLog:
-    """Keeps each step's executed footprint and every access, cheaply: one set per step, one tuple per access."""
+    """Keeps each step's executed footprint and every access, cheaply: one set per step, one tuple per access.
 
-    __slots__ = ("_accesses", "_current", "_steps")
+    Its running-step fields are public for one reason: the instrumented code records hundreds of accesses a run,
+    and at line granularity on Python 3.11 every Python call it makes costs a trace event, so
+    :meth:`lab.engine.accesses.Recording.access` appends to ``current`` and ``log`` itself (what :meth:`accessed`
+    does), without a call. Nothing else writes them.
+    """
+
+    __slots__ = ("_steps", "actor", "closed", "current", "index", "locks", "log")
 
     def __init__(self) -> None:
         self._steps: list[set[Entry]] = []
-        self._current: set[Entry] = set()
-        self._accesses: list[tuple[int, str, Entry, tuple[str, int], frozenset[str]]] = []
+        self.current: set[Entry] = set()
+        """The running step's footprint so far."""
+        self.index = -1
+        """The running step's number."""
+        self.actor = ""
+        """The running step's actor."""
+        self.locks: frozenset[str] = frozenset()
+        """The locks the running actor holds."""
+        self.closed = False
+        """True once the run is being stopped: nothing more is recorded."""
+        self.log: list[tuple[int, str, Entry, tuple[str, int], frozenset[str]]] = []
+        """Every access so far: step, actor, entry, where, locks."""
 
-    def step(self, actor: str, executes: Footprint, opaque: Sequence[Footprint]) -> None:
+    def step(self, actor: str, executes: Footprint, opaque: Sequence[Footprint], locks: frozenset[str]) -> None:
         """Open the next step with what its operation executes (see :class:`StepObserver`)."""
         current = set(executes)
         for footprint in opaque:
             current.update(footprint)
-        self._current = current
+        self.current = current
+        self.actor = actor
+        self.locks = locks
+        self.index = len(self._steps)
         self._steps.append(current)
 
     def touched(self, entries: Iterable[Entry]) -> None:
         """Add ``entries`` to the running step's footprint."""
-        if self._steps:
-            self._current.update(entries)
+        if self._steps and not self.closed:
+            self.current.update(entries)
 
-    def accessed(self, actor: str, entry: Entry, where: tuple[str, int], locks: frozenset[str]) -> None:
+    def accessed(self, entry: Entry, where: tuple[str, int]) -> None:
         """Add ``entry`` to the running step's footprint and log the access."""
-        self._current.add(entry)
-        self._accesses.append((len(self._steps) - 1, actor, entry, where, locks))
+        if not self.closed:
+            self.current.add(entry)
+            self.log.append((self.index, self.actor, entry, where, self.locks))
+
+    def relocked(self, locks: frozenset[str]) -> None:
+        """The running actor's locks changed."""
+        self.locks = locks
+
+    def close(self) -> None:
+        """Record nothing more."""
+        self.closed = True
 
     def last(self) -> Footprint:
         """The footprint of the latest step so far (empty before the first)."""
-        return frozenset(self._current) if self._steps else _NOTHING
+        return frozenset(self.current) if self._steps else _NOTHING
 
     def footprints(self) -> tuple[Footprint, ...]:
         """Every step's executed footprint, in order."""
@@ -73,4 +110,4 @@ class StepLog:
 
     def accesses(self) -> tuple[Access, ...]:
         """Every access logged, in order."""
-        return tuple(map(Access._make, self._accesses))
+        return tuple(map(Access._make, self.log))
