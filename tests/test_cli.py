@@ -213,3 +213,26 @@ class TestOneCommandLine:
         monkeypatch.setattr(lab.console, "main", lambda argv: seen.append(argv) or 0)
         assert main(["chat", "--session", "versioned"]) == 0
         assert seen == [["chat", "--session", "versioned"]]
+
+
+@pytest.mark.timeout(120)
+def test_a_folder_elsewhere_is_archived_and_audited_as_a_checkout(folder: Path, tmp_path: Path) -> None:
+    """Run over a scenario folder outside the checkout: the evidence holds the lab and exactly that folder's files,
+    laid out as a checkout's; an audit naming the folder re-executes them and matches, and says what it compared
+    with (never the temporary copy it made)."""
+    from tests.evidence_checkout import FROZEN
+
+    out = tmp_path / "ev"
+    buffer = io.StringIO()
+    code = main(["run", "--scenarios", str(folder), "--out", str(out)], console_out=Console(file=buffer), root=FROZEN)
+    assert code == 0, buffer.getvalue()
+    archived = out / "sources"
+    assert sorted(p.name for p in (archived / "scenarios").iterdir()) == [f"{name}.py" for name in SCENARIOS]
+    assert (archived / "lab" / "__init__.py").is_file() and (archived / "run.py").is_file()
+    buffer = io.StringIO()
+    argv = ["audit", str(out), "--scenarios", str(folder)]
+    code = main(argv, console_out=Console(file=buffer, width=400), root=FROZEN)
+    text = buffer.getvalue()
+    assert code == 0 and "MATCHED" in text, text
+    assert f"the archived sources equal {FROZEN / 'lab'} with the scenarios of {folder}" in text
+    assert "lab-sources-" not in text
