@@ -6,8 +6,8 @@ record formats in this package; neither decides outcomes, which come from the sc
 
 from __future__ import annotations
 
-from lab.evidence.verify.auditor import audit
 from lab.evidence.records.findings import AuditReport, Drift, Problem, Rerun, RerunStatus
+from lab.evidence.verify.auditor import audit
 from lab.evidence.write.writer import create_evidence_folder, write_evidence
 
 __all__ = [
