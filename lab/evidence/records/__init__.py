@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from lab.evidence.records import sources
 from lab.evidence.records.exploration import (
-    COUNT_WORDS,
-    NOT_COMPUTED,
     exploration_record,
     kill_matrix_record,
     matrix_from_record,
@@ -80,7 +78,6 @@ __all__ = [
     "AUDIT",
     "AUDIT_FIELDS",
     "AUDIT_OPTIONAL",
-    "COUNT_WORDS",
     "EXPLANATION_FIELDS",
     "EXPLORATION_FIELDS",
     "FORMAT",
@@ -90,7 +87,6 @@ __all__ = [
     "LINES_CAP",
     "MIB",
     "NORMALIZATION",
-    "NOT_COMPUTED",
     "OPTIONAL_FILES",
     "REPORT_HTML",
     "REPORT_MD",
