@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from lab.errors import EvidenceError
 from lab.evidence.records.safefs import printable
 
 
@@ -51,9 +52,10 @@ def one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {lines[0] if lines else ''}".rstrip(": ")
 
 
-class NotJsonNumber(ValueError):
+class NotJsonNumber(EvidenceError, ValueError):
     """``NaN``, ``Infinity`` or ``-Infinity``: Python's JSON reader accepts them, JSON does not, and a number that
-    is not finite would poison every sum and timeout made from it."""
+    is not finite would poison every sum and timeout made from it. A :class:`ValueError` too, so every reader of
+    JSON that already turns a ``ValueError`` into a one-line problem handles it."""
 
 
 def refuse_constant(name: str) -> object:
