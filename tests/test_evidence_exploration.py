@@ -340,6 +340,7 @@ class TestCoveredTracks:
         assert _reasons(report, RACE) == [
             f"its rows add up to {real} schedules, but it says {real + 1}",
             f"its outcomes add up to {real} schedules, but it says {real + 1}",
+            f"executions run is {real}, but it ran {real + 1} schedules and pruned 0",
             f"re-exploration gave schedules {real}; recorded {real + 1}",
         ]
         assert _reasons(report, "run.json") == [

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from lab.engine.explorer import Explorer
+from lab.engine.explorer import Exploration, Explorer
 from lab.engine.footprint import conflict
-from lab.engine.scheduler import RunResult
+from lab.engine.run import RunResult
 from lab.scenarios.loader import LoadedScenario, load
 from lab.scenarios.runner import run_scenario
 
@@ -32,8 +32,10 @@ PROGRAMS = [
 Class = frozenset[tuple[tuple[str, int], tuple[str, int]]]
 
 
-def _explore(loaded: LoadedScenario, granularity: str, *, reduction: bool) -> tuple[list[Class], int]:
-    """Every execution's class (the ordered pairs of its conflicting steps), and how many runs were cut short."""
+def _explore(
+    loaded: LoadedScenario, granularity: str, *, reduction: bool, jobs: int = 1
+) -> tuple[list[Class], Exploration]:
+    """Every execution's class (the ordered pairs of its conflicting steps), and what the explorer counted."""
     classes: list[Class] = []
 
     def run_once(policy: object) -> tuple[RunResult, str, object]:
@@ -62,8 +64,8 @@ def _explore(loaded: LoadedScenario, granularity: str, *, reduction: bool) -> tu
         )
         return run, "", None
 
-    found = Explorer(run_once, loaded.cls.actors, reduction=reduction).explore()
-    return classes, found.pruned
+    found = Explorer(run_once, loaded.cls.actors, reduction=reduction, jobs=jobs).explore()
+    return classes, found
 
 
 @pytest.mark.timeout(60)
@@ -71,8 +73,24 @@ def _explore(loaded: LoadedScenario, granularity: str, *, reduction: bool) -> tu
 def test_one_execution_per_class(program: str, granularity: str) -> None:
     loaded = load(ROOT / program)
     assert isinstance(loaded, LoadedScenario), str(loaded)
-    every, _ = _explore(loaded, granularity, reduction=False)
-    reduced, cut_short = _explore(loaded, granularity, reduction=True)
-    assert cut_short == 0, "a run of the reduced exploration was redundant"
+    every, naive = _explore(loaded, granularity, reduction=False)
+    reduced, found = _explore(loaded, granularity, reduction=True)
+    assert found.pruned == found.blocked == 0, "a run of the reduced exploration was redundant"
     assert len(reduced) == len(set(reduced)), "two executions of the reduced exploration were equivalent"
     assert set(reduced) == set(every), "the reduced exploration missed a class"
+    # what the explorer claims, counted its own way, is what brute force finds: executions == classes
+    assert found.schedules == found.classes == len(set(every)), "the explorer counted its classes wrong"
+    assert naive.classes == len(set(every)), "the naive enumeration counted its classes wrong"
+    assert naive.schedules == len(every) >= found.schedules
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(("program", "granularity"), PROGRAMS[:3])
+def test_one_execution_per_class_with_worker_processes(program: str, granularity: str) -> None:
+    """With jobs=2 (workers run parts of the tree ahead) the search runs the same executions, one per class."""
+    loaded = load(ROOT / program)
+    assert isinstance(loaded, LoadedScenario), str(loaded)
+    _, one = _explore(loaded, granularity, reduction=True)
+    _, two = _explore(loaded, granularity, reduction=True, jobs=2)  # a worker's runs are seen in its process only
+    assert (two.schedules, two.classes, two.blocked) == (one.schedules, one.classes, 0)
+    assert two.class_names == one.class_names

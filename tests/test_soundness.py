@@ -34,6 +34,7 @@ from pathlib import Path
 import pytest
 
 from lab.engine.policies import DecisionPoint
+from lab.evidence.records.exploration import exploration_record
 from lab.scenarios.exploring import (
     EXPLORE_WATCHDOG_SECONDS,
     ExploreVerdict,
@@ -122,10 +123,19 @@ def _program(name: str) -> LoadedScenario:
 
 
 @cache
-def _explore(name: str, granularity: str, reduction: bool) -> ScenarioExploration:
+def _explore(name: str, granularity: str, reduction: bool, jobs: int = 1) -> ScenarioExploration:
     """One exploration, shared by the tests that judge it (each program is explored once per setting)."""
     budget = REDUCED_BUDGET if reduction else RACY_NAIVE_BUDGET
-    return explore_scenario(_program(name), granularity=granularity, reduction=reduction, max_schedules=budget)
+    return explore_scenario(
+        _program(name), granularity=granularity, reduction=reduction, max_schedules=budget, jobs=jobs
+    )
+
+
+def _record(found: ScenarioExploration) -> str:
+    """The exploration's record as written to an evidence folder, but its timing: what must not depend on jobs."""
+    record = exploration_record(found, default_variant=True)
+    record.pop("timing")
+    return json.dumps(record, sort_keys=True)
 
 
 def _random_outcomes(loaded: LoadedScenario, granularity: str, variant: str | None, runs: int) -> Iterator[str]:
@@ -188,6 +198,21 @@ def test_reduction_reaches_every_outcome_naive_enumeration_reaches(name: str, gr
         f"{name} at {granularity}: reduction lost {_short(baseline - found)}, which naive or random schedules "
         f"reached; it reached only {_short(found)}"
     )
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@pytest.mark.parametrize("name", PROGRAM_NAMES)
+def test_two_processes_reach_what_one_and_naive_enumeration_reach(name: str, granularity: str) -> None:
+    """With ``jobs=2`` the reduced exploration is the same search: the same record, byte for byte, as with one
+    process (so the same outcomes, which the test above compares with naive enumeration), and where the naive
+    enumeration is complete, the very set it reaches."""
+    one, two = _explore(name, granularity, True), _explore(name, granularity, True, jobs=2)
+    assert _record(two) == _record(one), f"{name} at {granularity}: two processes found something else than one"
+    if name in RACY or two.naive_bound <= TWIN_NAIVE_BOUND:
+        naive = _explore(name, granularity, False)
+        if not naive.budget_hit:
+            assert set(two.outcomes) == set(naive.outcomes), f"{name} at {granularity}: jobs=2 differs from naive"
 
 
 @pytest.mark.timeout(60)

@@ -28,11 +28,18 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING
 
-from lab.engine.footprint import ANY_KEY, Footprint, conflict
-from lab.engine.schedule import schedule_string
-from lab.engine.scheduler import DecisionPoint, RunResult
+if TYPE_CHECKING:
+    from lab.engine.parallel import Speculation
+
+from lab.engine.footprint import Footprint, conflict
+from lab.engine.interleavings import History, class_of
+from lab.engine.policies import DecisionPoint
+from lab.engine.policies import Policy as DecisionPolicy
+from lab.engine.run import Decision, RunResult
+from lab.engine.schedule import parse_schedule, schedule_string
+from lab.engine.subtrees import Branch, Subtree
 from lab.errors import UsageError
 
 DEFAULT_MAX_SCHEDULES = 20_000
@@ -50,18 +57,13 @@ def resolve_jobs(jobs: int | None) -> int:
 class _Pruned(Exception):
     """Raised by the guiding policy to cut a run short: every runnable actor is asleep, or the bound is reached."""
 
+    def __init__(self, why: str, *, asleep: bool = False) -> None:
+        super().__init__(why)
+        self.asleep = asleep
+
 
 class NondeterminismError(Exception):
     """Raised when re-running a prefix does not offer the same choices: the code under test is not deterministic."""
-
-
-@dataclass
-class _Branch:
-    """One planned step in a wakeup tree: an actor, what its step touched when the plan was made, what follows."""
-
-    actor: str
-    footprint: Footprint
-    children: list[_Branch] = field(default_factory=list)
 
 
 Event = tuple[str, Footprint]  # a step: its actor and what it touched
@@ -75,8 +77,8 @@ class _Node:
     chosen: str
     preemptions: int
     sleep: dict[str, Footprint]
-    wakeup: list[_Branch] = field(default_factory=list)  # planned branches here, the one being explored first
-    follow: list[_Branch] | None = None  # the plan handed to the next node (the chosen branch's children)
+    wakeup: list[Branch] = field(default_factory=list)  # planned branches here, the one being explored first
+    follow: list[Branch] | None = None  # the plan handed to the next node (the chosen branch's children)
     held: dict[str, str] = field(default_factory=dict)  # lock -> holding actor, before the step taken here
     backtrack: set[str] = field(default_factory=set)
     explored: dict[str, Footprint] = field(default_factory=dict)  # choice -> what its step touched
@@ -98,23 +100,45 @@ class Execution:
 
 @dataclass
 class Exploration:
-    """What an exploration found. ``executions`` holds one (the shortest) run per distinct outcome key."""
+    """What an exploration found. ``executions`` holds one run per distinct outcome key: the one with the fewest
+    preemptions, then the shortest schedule string, then the smallest (so it never depends on the order of search).
+
+    ``schedules`` counts the executions that ran to their end, ``pruned`` those cut short (``blocked`` of them as
+    redundant, every runnable actor asleep; the others by the preemption bound), and ``classes`` the distinct
+    classes of equivalent interleavings the finished ones belong to, named independently of the search
+    (:func:`class_of`): an optimal search has ``schedules == classes`` and ``blocked == 0``.
+    """
 
     schedules: int = 0
     pruned: int = 0
+    blocked: int = 0
     bounded: bool = False
     budget_hit: bool = False
     naive_bound: int = 0
     counts: dict[str, int] = field(default_factory=dict)
     executions: dict[str, Execution] = field(default_factory=dict)
+    class_names: set[bytes] = field(default_factory=set, repr=False)
+    reused: int = 0  # runs taken from worker processes: how the time was spent, never part of a result
 
     @property
     def complete(self) -> bool:
         """True when every schedule that matters was run (no bound or budget cut the search)."""
         return not (self.bounded or self.budget_hit)
 
+    @property
+    def classes(self) -> int:
+        """How many distinct classes of equivalent interleavings the finished executions belong to."""
+        return len(self.class_names)
+
+    @property
+    def executions_run(self) -> int:
+        """Every execution started: the finished ones and the redundant ones cut short."""
+        return self.schedules + self.pruned
+
 
 RunOnce = Callable[[object], tuple[RunResult, str, object]]
+Emit = Callable[["Recording", RunResult, str, object], None]
+"""What a worker does with each run of its subtree (the recording policy, the run, its key and payload)."""
 
 
 class Explorer:
@@ -134,9 +158,11 @@ class Explorer:
         max_schedules: int = DEFAULT_MAX_SCHEDULES,
         progress: Callable[[Exploration], None] | None = None,
         jobs: int | None = 1,
+        adopt: Callable[[RunResult], None] | None = None,
     ) -> None:
         self._run_once = run_once
         self._jobs = resolve_jobs(jobs)
+        self._adopt = adopt  # told of every run the search takes, in order, whichever process ran it
         self._actors = tuple(actors)
         self._order = {name: i for i, name in enumerate(actors)}
         self._reduction = reduction
@@ -145,40 +171,125 @@ class Explorer:
         self._progress = progress
         self._conflict = lru_cache(maxsize=65_536)(conflict)
 
+    @property
+    def actors(self) -> tuple[str, ...]:
+        """The actors, in declaration order (the order schedule strings number them in)."""
+        return self._actors
+
+    @property
+    def jobs(self) -> int:
+        """How many processes this exploration runs schedules in."""
+        return self._jobs
+
     def explore(self) -> Exploration:
-        """Run every schedule that matters (or until the budget) and tally the outcomes."""
+        """Run every schedule that matters (or until the budget) and tally the outcomes.
+
+        With ``jobs`` above one, worker processes run parts of the tree ahead of time and this process takes their
+        runs wherever its own search would have made the same choices (:mod:`lab.engine.parallel`): the search,
+        hence everything it reports, is the one-process search, whatever the number of processes.
+        """
+        if self._jobs > 1:
+            from lab.engine.parallel import FORKS, Speculation  # here: parallel imports this module
+
+            if FORKS:
+                with Speculation(self, self._jobs - 1) as speculation:
+                    return self._search(speculation=speculation)
+        return self._search()
+
+    def quiet_for_worker(self) -> None:
+        """In a worker process: report nothing to the caller's callbacks (the coordinator does, for every run)."""
+        self._progress = None
+        self._adopt = None
+        self._jobs = 1
+
+    def explore_subtree(self, subtree: Subtree, emit: Emit) -> None:
+        """Run the schedules below ``subtree`` in the order the whole search would, handing each run to ``emit``
+        (a worker's part of a parallel exploration; what it plans above the subtree is left to the coordinator)."""
+        self._search(seed=subtree, emit=emit)
+
+    def _search(
+        self, *, speculation: Speculation | None = None, seed: Subtree | None = None, emit: Emit | None = None
+    ) -> Exploration:
         found = Exploration()
         nodes: list[_Node] = []
+        floor = seed.depth if seed is not None else -1
         while True:
-            policy = _Guide(self, nodes, found)
-            run, key, payload = self._run_once(policy)
+            policy = _Guide(self, nodes, found, seed)
+            seed = None
+            reused = speculation.reuse(policy, nodes) if speculation is not None else None
+            name: bytes | None = None
+            if reused is not None:
+                run, key, payload, name = reused
+                found.reused += 1
+            else:
+                del nodes[policy.start :]  # a partly followed run that was not there is run for real
+                policy = _Guide(self, nodes, found, policy.seed)
+                if emit is None:
+                    run, key, payload = self._run_once(policy)
+                else:
+                    recording = Recording(policy)
+                    run, key, payload = self._run_once(recording)
+                    if not policy.pruned:
+                        emit(recording, run, key, payload)
+            if self._adopt is not None:
+                self._adopt(run)
             if run.status == "DIVERGED" and not policy.pruned:
                 raise NondeterminismError(run.problem)
             if policy.pruned:
                 found.pruned += 1
+                found.blocked += policy.asleep
             else:
                 found.schedules += 1
-                self._tally(found, run, key, payload, policy.preemptions)
+                self._tally(found, run, key, payload, policy.preemptions, name)
             if self._reduction:
                 self._record_executed(nodes, policy.first_new, run)
                 self._add_races(nodes, policy.first_new)
             if self._progress is not None:
                 self._progress(found)
             if found.schedules + found.pruned >= self._max:
-                found.budget_hit = self._next_branch(nodes, found, dry_run=True)
+                found.budget_hit = self._next_branch(nodes, found, floor, dry_run=True)
                 return found
-            if not self._next_branch(nodes, found):
+            if not self._next_branch(nodes, found, floor):
                 return found
+
+    def pending_subtrees(self, nodes: Sequence[_Node]) -> list[Subtree]:
+        """The branches the search has planned but not begun, shallowest first (the ones it will reach last), each
+        as a subtree a worker can explore ahead of time, with the sleep sets the search will have there by then."""
+        found: list[Subtree] = []
+        decisions: list[Decision] = []
+        for depth, node in enumerate(nodes):
+            if not node.chosen:
+                break
+            sleep = {
+                k: dict(nodes[k].sleep) | {q: fp for q, fp in nodes[k].explored.items() if q != nodes[k].chosen}
+                for k in range(depth)
+            }
+            prefix = schedule_string(decisions, self._actors)
+            below = {**node.sleep, **node.explored}
+            if self._reduction:
+                for branch in node.wakeup[1:]:
+                    if branch.actor in node.enabled and branch.actor not in below:
+                        asleep = {q: fp for q, fp in below.items() if q != branch.actor}
+                        found.append(Subtree(prefix, depth, branch, {**sleep, depth: asleep}))
+                    below.setdefault(branch.actor, branch.footprint)
+            else:
+                options = sorted(node.backtrack - node.done - node.sleep.keys(), key=self._order.__getitem__)
+                found.extend(Subtree(prefix, depth, Branch(option, frozenset())) for option in options)
+            decisions.append(Decision(node.enabled, node.chosen))
+        return found
 
     # -- one run -------------------------------------------------------------------------------------------------
 
-    def _tally(self, found: Exploration, run: RunResult, key: str, payload: object, preemptions: int) -> None:
+    def _tally(
+        self, found: Exploration, run: RunResult, key: str, payload: object, preemptions: int, name: bytes | None
+    ) -> None:
         found.counts[key] = found.counts.get(key, 0) + 1
         if not found.naive_bound:
             found.naive_bound = _multinomial(run)
+        found.class_names.add(name if name is not None else run_class(run))
         schedule = schedule_string(run.decisions, self._actors)
         best = found.executions.get(key)
-        if best is None or (preemptions, len(schedule)) < (best.preemptions, len(best.schedule)):
+        if best is None or _canonical(preemptions, schedule) < _canonical(best.preemptions, best.schedule):
             found.executions[key] = Execution(schedule, preemptions, run, key, payload)
 
     def new_node(self, point: DecisionPoint, parent: _Node | None) -> _Node:
@@ -210,20 +321,20 @@ class Explorer:
                 return branch.actor
         awake = [a for a in node.enabled if a not in node.sleep]
         if not awake:
-            raise _Pruned("every runnable actor is asleep")
+            raise _Pruned("every runnable actor is asleep", asleep=True)
         choice = node.current if node.current in awake else awake[0]
         if self._bound is not None and node.preemptions + self._is_preemption(node, choice) > self._bound:
             raise _Pruned("preemption bound")
         node.chosen = choice
         node.done.add(choice)
         if self._reduction:
-            node.wakeup = [_Branch(choice, frozenset())]
+            node.wakeup = [Branch(choice, frozenset())]
             node.follow = node.wakeup[0].children
         else:
             node.backtrack = set(node.enabled)
         return choice
 
-    def _next_planned(self, node: _Node, found: Exploration) -> _Branch | None:
+    def _next_planned(self, node: _Node, found: Exploration) -> Branch | None:
         """The first planned branch at ``node`` that can be taken: enabled, awake, within the preemption bound.
         A plan whose actor cannot run there (the plan was made from footprints of another run) is dropped."""
         while node.wakeup:
@@ -243,10 +354,11 @@ class Explorer:
 
     # -- choosing what to revisit --------------------------------------------------------------------------------
 
-    def _next_branch(self, nodes: list[_Node], found: Exploration, *, dry_run: bool = False) -> bool:
+    def _next_branch(self, nodes: list[_Node], found: Exploration, floor: int, *, dry_run: bool = False) -> bool:
+        """Move to the next branch, depth first, never at or above ``floor`` (a worker's subtree ends there)."""
         if self._reduction:
-            return self._next_planned_branch(nodes, found, dry_run=dry_run)
-        for depth in range(len(nodes) - 1, -1, -1):
+            return self._next_planned_branch(nodes, found, floor, dry_run=dry_run)
+        for depth in range(len(nodes) - 1, floor, -1):
             node = nodes[depth]
             options = sorted(node.backtrack - node.done - node.sleep.keys(), key=self._order.__getitem__)
             for option in options:
@@ -263,9 +375,9 @@ class Explorer:
                 return True
         return False
 
-    def _next_planned_branch(self, nodes: list[_Node], found: Exploration, *, dry_run: bool) -> bool:
+    def _next_planned_branch(self, nodes: list[_Node], found: Exploration, floor: int, *, dry_run: bool) -> bool:
         """Depth first: the deepest point whose wakeup tree still plans a branch after the one just explored."""
-        for depth in range(len(nodes) - 1, -1, -1):
+        for depth in range(len(nodes) - 1, floor, -1):
             node = nodes[depth]
             if dry_run:  # only asking whether anything is left (the budget ran out): change nothing
                 if any(branch.actor != node.chosen for branch in node.wakeup):
@@ -311,7 +423,7 @@ class Explorer:
         latest access to each piece of state by each actor gives, per step, the last conflicting step of every other
         actor without scanning the run. Then the races of steps blocked actors never took."""
         last_clock: dict[str, dict[str, int]] = {}
-        history = _History()
+        history = History()
         end = 0
         for k, node in enumerate(nodes):
             if not node.chosen:
@@ -342,7 +454,7 @@ class Explorer:
             self._races_of_untaken(nodes, end, last_clock, history)
 
     def _races_of_untaken(
-        self, nodes: list[_Node], end: int, last_clock: dict[str, dict[str, int]], history: _History
+        self, nodes: list[_Node], end: int, last_clock: dict[str, dict[str, int]], history: History
     ) -> None:
         """An actor that never ran again (blocked at the end, a deadlock) still has a next step: what it announced.
         Race it against the steps taken, as if it came last."""
@@ -416,7 +528,7 @@ class Explorer:
                 return not any(other == actor or self._conflict(fp, touched) for other, fp in sequence[:position])
         return not any(self._conflict(fp, footprint) for _who, fp in sequence)
 
-    def _insert(self, tree: list[_Branch], sequence: list[Event]) -> None:
+    def _insert(self, tree: list[Branch], sequence: list[Event]) -> None:
         """Add ``sequence`` to a wakeup tree unless a planned path already covers it (it is that path up to
         reordering independent steps, or that path is a prefix of it)."""
         children = tree
@@ -433,9 +545,9 @@ class Explorer:
                     children = branch.children
                     break
             else:
-                head = chain = _Branch(*rest[0])
+                head = chain = Branch(*rest[0])
                 for event in rest[1:]:
-                    link = _Branch(*event)
+                    link = Branch(*event)
                     chain.children.append(link)
                     chain = link
                 children.append(head)
@@ -449,19 +561,52 @@ class Explorer:
 
 
 class _Guide:
-    """The exploring policy for one run: follow the prefix, then default choices, recording new nodes."""
+    """The exploring policy for one run: follow the prefix, then default choices, recording new nodes.
 
-    def __init__(self, explorer: Explorer, nodes: list[_Node], found: Exploration) -> None:
+    With a ``seed`` (a worker's first run) the decisions up to the seed's depth are not chosen but followed: the
+    seed's prefix, then its branch, with the sleep sets the whole search has there."""
+
+    def __init__(self, explorer: Explorer, nodes: list[_Node], found: Exploration, seed: Subtree | None = None) -> None:
         self._explorer = explorer
         self._nodes = nodes
         self._found = found
+        self.seed = seed
+        self._steps = parse_schedule(seed.prefix, explorer.actors) if seed is not None else []
+        self.start = len(nodes)
         self.first_new = max(len(nodes) - 1, 0)  # the last node of the prefix took a new branch
         self.pruned = False
+        self.asleep = False  # the run was cut because every runnable actor was asleep: it was redundant
         self.preemptions = 0
+
+    def _seeded(self, point: DecisionPoint, seed: Subtree) -> str:
+        k = point.index
+        node = self._explorer.new_node(point, self._nodes[k - 1] if k else None)
+        if k < seed.depth:
+            chosen = point.runnable[0]
+            if len(point.runnable) > 1:
+                chosen, runnable = self._steps.pop(0) if self._steps else ("", ())
+                if runnable != point.runnable:
+                    raise NondeterminismError(f"decision {k}: the subtree's prefix does not lead here")
+            plan = Branch(chosen, frozenset())
+        else:
+            plan = seed.branch
+            chosen = plan.actor
+            if chosen not in point.runnable:
+                raise NondeterminismError(f"decision {k}: the subtree's branch {chosen} cannot run here")
+        node.chosen = chosen
+        node.done.add(chosen)
+        node.sleep = dict(seed.sleep.get(k, {}))
+        node.wakeup = [plan]
+        node.follow = plan.children
+        self._nodes.append(node)
+        return chosen
 
     def choose(self, point: DecisionPoint) -> str:
         k = point.index
-        if k < len(self._nodes):
+        if self.seed is not None and k <= self.seed.depth and k >= len(self._nodes):
+            chosen = self._seeded(point, self.seed)
+            node = self._nodes[k]
+        elif k < len(self._nodes):
             node = self._nodes[k]
             if node.enabled != point.runnable:
                 before, now = ", ".join(node.enabled), ", ".join(point.runnable)
@@ -472,8 +617,9 @@ class _Guide:
             node = self._explorer.new_node(point, parent)
             try:
                 chosen = self._explorer.default_choice(node, self._found)
-            except _Pruned:
+            except _Pruned as cut:
                 self.pruned = True
+                self.asleep = cut.asleep
                 raise
             self._nodes.append(node)
         self.preemptions = node.preemptions + int(
@@ -482,64 +628,33 @@ class _Guide:
         return chosen
 
 
-class _History:
-    """The latest access of each piece of state by each actor, for finding conflicts without scanning the run."""
+class Recording:
+    """A policy that notes, at each decision, everything the explorer may ask of it, then lets ``guide`` choose: a
+    worker's run, as the coordinator's search can follow it again without running it."""
 
-    def __init__(self) -> None:
-        # thing -> actor -> [latest write per key, latest read per key, latest write of all, latest read of all,
-        #                    latest write of any key, latest read of any key]
-        self._by_thing: dict[str, dict[str, list[Any]]] = {}
-        self._any_step: dict[str, int] = {}  # actor -> its latest step that touched anything
-        self._anything: dict[str, int] = {}  # actor -> its latest step that may have touched everything
+    def __init__(self, guide: DecisionPolicy) -> None:
+        self._guide = guide
+        self.points: list[tuple[int, tuple[str, ...], str | None, dict[str, Footprint], dict[str, str], Footprint]] = []
+        self.chosen: list[str] = []
 
-    def add(self, index: int, actor: str, footprint: Footprint) -> None:
-        self._any_step[actor] = index
-        for thing, key, mode in footprint:
-            if thing == "*":
-                self._anything[actor] = index
-                continue
-            slots = self._by_thing.setdefault(thing, {}).setdefault(actor, [{}, {}, -1, -1, -1, -1])
-            write = mode == "w"
-            if key == ANY_KEY:
-                slots[2 if write else 3] = index
-            else:
-                slots[0 if write else 1][key] = index
-            slots[4 if write else 5] = index
+    def choose(self, point: DecisionPoint) -> str:
+        """Note what ``point`` shows, then choose as the guide does."""
+        self.points.append(
+            (point.index, point.runnable, point.current, point.pending(), point.held(), point.last_step())
+        )
+        chosen = self._guide.choose(point)
+        self.chosen.append(chosen)
+        return chosen
 
-    def latest_conflicting(self, footprint: Footprint, actor: str) -> dict[str, int]:
-        """For each other actor, the latest of its steps recorded so far that conflicts with ``footprint``."""
-        found: dict[str, int] = {}
 
-        def note(who: str, index: int) -> None:
-            if index >= 0 and index > found.get(who, -1):
-                found[who] = index
+def run_class(run: RunResult) -> bytes:
+    """The name of the class of equivalent interleavings ``run`` belongs to (see :func:`class_of`)."""
+    return class_of([decision.chosen for decision in run.decisions], run.step_footprints)
 
-        for who, index in self._anything.items():
-            if who != actor:
-                note(who, index)
-        for thing, key, mode in footprint:
-            if thing == "*":
-                for who, index in self._any_step.items():
-                    if who != actor:
-                        note(who, index)
-                continue
-            if thing == "probe":
-                continue
-            for who, slots in self._by_thing.get(thing, {}).items():
-                if who == actor:
-                    continue
-                writes_key, reads_key, write_all, read_all, write_any, read_any = slots
-                if key == ANY_KEY:
-                    note(who, write_any)
-                    if mode == "w":
-                        note(who, read_any)
-                    continue
-                note(who, writes_key.get(key, -1))
-                note(who, write_all)
-                if mode == "w":
-                    note(who, reads_key.get(key, -1))
-                    note(who, read_all)
-        return found
+
+def _canonical(preemptions: int, schedule: str) -> tuple[int, int, str]:
+    """The order in which an outcome's example is picked: fewest preemptions, shortest, smallest."""
+    return (preemptions, len(schedule), schedule)
 
 
 def _locks_taken(footprint: Footprint) -> set[str]:

@@ -16,8 +16,8 @@ from enum import StrEnum
 from lab.engine.atomicity import AtomicityCheck
 from lab.engine.explorer import DEFAULT_MAX_SCHEDULES, Execution, Exploration, Explorer
 from lab.engine.granularity import Granularity
+from lab.engine.run import RunResult
 from lab.engine.schedule import ReplayPolicy
-from lab.engine.scheduler import RunResult
 from lab.engine.trace import Json
 from lab.errors import ScenarioError
 from lab.scenarios.explaining import Explanation, explain_failure
@@ -89,6 +89,17 @@ class ScenarioExploration:
     problem: str = ""
     seconds: float = 0.0
     outcomes: dict[str, int] = field(default_factory=dict)
+    classes: int = 0
+    """Distinct classes of equivalent interleavings the finished schedules belong to (optimal: == schedules)."""
+    naive_count: int | None = None
+    """How many schedules a naive enumeration runs: known only when this exploration was one, and complete."""
+    blocked: int = 0
+    """Executions that ended redundant: every runnable actor asleep (0 for optimal DPOR; part of ``pruned``)."""
+
+    @property
+    def executions(self) -> int:
+        """Executions run: the finished schedules and the redundant ones."""
+        return self.schedules + self.pruned
 
     @property
     def replay_command(self) -> str:
@@ -136,9 +147,9 @@ def explore_scenario(
             record_accesses=True,
         )
         key = outcome_key(result.observed, result.failed_invariants)
-        run = _as_run(result)
-        atomicity.add_run(run)
-        return run, key, result
+        # the payload is kept for grading (what the run observed); the trace stays out, so that a worker process
+        # sends little and the explorer keeps little
+        return _as_run(result), key, replace(result, trace=(), run=None, state_rows=())
 
     explorer = Explorer(
         run_once,
@@ -148,6 +159,7 @@ def explore_scenario(
         max_schedules=max_schedules,
         progress=progress,
         jobs=jobs,
+        adopt=atomicity.add_run,
     )
     found = explorer.explore()
     rows, failing = _grade(table, found)
@@ -185,6 +197,9 @@ def explore_scenario(
         problem=problem,
         seconds=time.perf_counter() - begun,
         outcomes=dict(sorted(found.counts.items())),
+        classes=found.classes,
+        blocked=found.blocked,
+        naive_count=found.schedules if not reduction and found.complete else None,
     )
 
 

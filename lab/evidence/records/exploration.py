@@ -57,6 +57,7 @@ def exploration_record(found: ScenarioExploration, *, default_variant: bool) -> 
         "pruned": found.pruned,
         "naive_bound": str(found.naive_bound),
         "distinct": found.distinct,
+        "counts": counts_record(found),
         "rows": [
             {
                 "grade": str(row.grade),
@@ -85,6 +86,29 @@ def exploration_record(found: ScenarioExploration, *, default_variant: bool) -> 
         "budget_hit": found.budget_hit,
         "problem": found.problem,
         "timing": {"seconds": round(found.seconds, 6)},
+    }
+
+
+COUNT_WORDS = (
+    "distinct interleaving classes",
+    "executions run",
+    "executions redundant (sleep-set blocked)",
+    "naive count",
+)
+"""The keys of a record's ``counts``, in words: what the exploration claims to have covered, and at what cost."""
+NOT_COMPUTED = "not computed"
+
+
+def counts_record(found: ScenarioExploration) -> dict[str, Json]:
+    """What an exploration claims: the classes of equivalent interleavings it found, the executions it ran, those
+    that ended redundant, and the naive count (how many schedules a naive enumeration runs), or that it was not
+    computed (a reduced exploration does not know it; ``naive_bound`` bounds it)."""
+    classes, executions, redundant, naive = COUNT_WORDS
+    return {
+        classes: found.classes,
+        executions: found.executions,
+        redundant: found.blocked,
+        naive: found.naive_count if found.naive_count is not None else NOT_COMPUTED,
     }
 
 

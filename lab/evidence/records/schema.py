@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 from lab.evidence.records.layout import AUDIT, KILL_MATRIX, RESULT, RUN, SOURCES_JSON, STARTED
-from lab.evidence.records.text import shorten
+from lab.text import shorten
 
 Rule = tuple[Callable[[Any], bool], str]
 
@@ -252,6 +252,13 @@ EXPLORATION_FIELDS: Mapping[str, Rule] = {
     "timing": TIMING,
 }
 
+EXPLORATION_OPTIONAL: Mapping[str, Rule] = {
+    "counts": (
+        lambda v: isinstance(v, dict) and all(isinstance(n, int) or n == "not computed" for n in v.values()),
+        "an object of counts (whole numbers, or 'not computed' for the naive count)",
+    )
+}
+
 KILL_MATRIX_FIELDS: Mapping[str, Rule] = {
     "variants": STR_LIST,
     "scenarios": (lambda v: isinstance(v, list) and all(map(is_name, v)), "a list of names"),
@@ -298,7 +305,7 @@ RECORDS: Mapping[str, tuple[Mapping[str, Rule], Mapping[str, Rule]]] = {
     RESULT: (RESULT_FIELDS, RESULT_OPTIONAL),
     "check": (CHECK_FIELDS, CHECK_OPTIONAL),
     AUDIT: (AUDIT_FIELDS, AUDIT_OPTIONAL),
-    "exploration": (EXPLORATION_FIELDS, NONE),
+    "exploration": (EXPLORATION_FIELDS, EXPLORATION_OPTIONAL),
     KILL_MATRIX: (KILL_MATRIX_FIELDS, KILL_MATRIX_OPTIONAL),
     "exploration summary": (SUMMARY_FIELDS, NONE),
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lab.evidence.records.exploration import COUNT_WORDS
 from lab.evidence.report.failing import failing_schedules
 from lab.evidence.report.mermaid import schedule_diagram
 from lab.evidence.report.timeline import value_text
@@ -71,6 +72,12 @@ def _exploration(rel: str, record: Mapping[str, Any]) -> list[str]:
         + (f"; {', '.join(limits)}" if limits else "")
         + f". Record: `{rel}`."
     )
+    counts = record.get("counts")  # absent in records written before explorations counted classes
+    if isinstance(counts, dict):
+        lines += [
+            "",
+            "Counts: " + ", ".join(f"{key}: {_cell(str(counts[key]))}" for key in COUNT_WORDS if key in counts) + ".",
+        ]
     lines += ["", "| grade | reason | count |", "| --- | --- | --- |"]
     lines += [f"| {_cell(row['grade'])} | {_cell(row['reason'])} | {row['schedules']} |" for row in record["rows"]]
     example = record["counterexample"]

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from lab.evidence.records.exploration import (
+    COUNT_WORDS,
+    NOT_COMPUTED,
     matrix_from_record,
     parse_exploration_path,
     summary_fails,
@@ -146,6 +148,8 @@ def _check_record(
             say(f"its {key} add up to {total} schedules, but it says {schedules}")
     if record["distinct"] != len(record["outcomes"]):
         say(f"distinct is {record['distinct']}, but it lists {len(record['outcomes'])} outcomes")
+    if "counts" in record:  # absent in records written before explorations counted classes
+        _check_counts(record, say)
     _check_verdict(record, say)
     bound, limit, runs = record["preemption_bound"], record["max_schedules"], schedules + record["pruned"]
     if runs > limit:
@@ -160,6 +164,30 @@ def _check_record(
         or bound != settings["preemption_bound"]
     ):
         say("does not use the explore settings run.json records")
+
+
+def _check_counts(record: Mapping[str, Any], say: Callable[[str], None]) -> None:
+    """The counts must be whole numbers that agree with the schedules: every execution run is a finished schedule
+    or a pruned one, the redundant ones are among the pruned, and the finished ones fall into at least one and at
+    most as many classes as there are of them."""
+    counts = record["counts"]
+    classes, executions, redundant, naive = COUNT_WORDS
+    if not isinstance(counts, dict) or any(not _is_count(counts.get(key)) for key in (classes, executions, redundant)):
+        say(f"counts must give {classes!r}, {executions!r} and {redundant!r} as whole numbers")
+        return
+    if not (_is_count(counts.get(naive)) or counts.get(naive) == NOT_COMPUTED):
+        say(f"counts must give {naive!r} as a whole number or {NOT_COMPUTED!r}")
+    schedules, pruned = record["schedules"], record["pruned"]
+    if counts[executions] != schedules + pruned:
+        say(f"{executions} is {counts[executions]}, but it ran {schedules} schedules and pruned {pruned}")
+    if counts[redundant] > pruned:
+        say(f"{redundant} is {counts[redundant]}, more than the {pruned} it pruned")
+    if counts[classes] > schedules or (schedules > 0) != (counts[classes] > 0):
+        say(f"{classes} is {counts[classes]}, but {schedules} schedules ran to their end")
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _check_verdict(record: Mapping[str, Any], say: Callable[[str], None]) -> None:

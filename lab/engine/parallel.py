@@ -1,0 +1,288 @@
+"""All cores, one answer: worker processes run parts of the search ahead of time; the search itself stays one.
+
+The coordinator runs the one-process search (:class:`lab.engine.explorer.Explorer`) unchanged: the same nodes, the
+same wakeup trees and sleep sets, the same races planned in the same order. What it spreads over processes is the
+expensive part, running schedules. Whenever a worker is idle, the coordinator hands it a branch the search has
+planned but not begun (the shallowest one: the search reaches it last), as a :class:`lab.engine.subtrees.Subtree`,
+with the sleep sets the search will have there. The worker explores that subtree exactly as the whole search would,
+and sends back every run it made, with what each decision point showed.
+
+Before running a schedule itself, the coordinator follows the worker runs it holds, decision by decision, asking its
+own policy at each point. Runs are deterministic, so where its policy makes the same choices all the way, the worker's
+run *is* the run it would have made, and it takes it instead of running it. Where it chooses differently (a race
+found later changed the plan, a sleep set differs), it runs the schedule itself. Either way every run the search
+takes is the run the one-process search takes, in the same order, so counts, outcomes, examples and verdicts are the
+same for any number of processes: parallelism can change the time, never the answer.
+
+Why not split the tree and merge what the parts found? In optimal DPOR a race found in one part plans a branch above
+it, in a part another process owns, and which runs the search makes depends on the order plans arrive in; merged
+counts would depend on timing. Following the one search keeps the answer exact, and a worker whose guess turned out
+wrong costs time, not correctness. When the search reaches a branch a worker is still exploring and needs a run the
+worker has not sent, it stops that worker (which then takes another branch) and goes on itself, so two processes
+never run the same subtree for long.
+
+Workers are forked (the scenario modules, loaded by path, are already in memory), talk over pipes, take no thread
+with them (the pool of idle actor threads is emptied in a forked child) and are stopped and reaped when the
+exploration ends, however it ends. Where ``fork`` does not exist, exploration runs in one process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+from collections.abc import Sequence
+from dataclasses import replace
+from functools import partial
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from types import TracebackType
+from typing import Any
+
+from lab.engine.explorer import Explorer, Recording, run_class
+from lab.engine.footprint import Footprint
+from lab.engine.policies import DecisionPoint, Policy
+from lab.engine.run import Access, Decision, RunResult
+from lab.engine.schedule import schedule_string
+from lab.engine.subtrees import Subtree
+
+_ACCESS = partial(tuple.__new__, Access)  # an Access from a plain tuple, without a Python call per access
+
+FORKS = "fork" in multiprocessing.get_all_start_methods()
+"""Whether worker processes can be forked here; without, exploration runs in one process."""
+
+_Point = tuple[int, tuple[str, ...], str | None, dict[str, Footprint], dict[str, str], Footprint]
+_Taken = tuple[RunResult, str, object, bytes]
+
+
+class _Stop(Exception):
+    """Raised in a worker when the coordinator asks it to leave its subtree."""
+
+
+class _Shown:
+    """What a recorded decision point showed, served again to the coordinator's policy (a ``RunView``)."""
+
+    __slots__ = ("_held", "_last", "_pending")
+
+    def __init__(self, pending: dict[str, Footprint], held: dict[str, str], last: Footprint) -> None:
+        self._pending, self._held, self._last = pending, held, last
+
+    def pending_footprints(self) -> dict[str, Footprint]:
+        return self._pending
+
+    def locks_held(self) -> dict[str, str]:
+        return self._held
+
+    def last_step(self) -> Footprint:
+        return self._last
+
+
+class _Trie:
+    """Worker runs by their choices: the decision point at this depth, the runs that chose each actor here, or the
+    end of a run."""
+
+    __slots__ = ("children", "end", "point")
+
+    def __init__(self) -> None:
+        self.point: _Point | None = None
+        self.children: dict[str, _Trie] = {}
+        self.end: _Taken | None = None
+
+    def add(self, points: Sequence[_Point], chosen: Sequence[str], taken: _Taken) -> None:
+        node = self
+        for point, actor in zip(points, chosen, strict=True):
+            if node.point is None:
+                node.point = point
+            node = node.children.setdefault(actor, _Trie())
+        if node.end is None and not node.children:
+            node.end = taken
+
+    def follow(self, policy: Policy) -> _Taken | None:
+        """The run ``policy`` would make, if a worker made it (and it was not taken yet), else ``None``."""
+        node = self
+        while node.end is None:
+            if node.point is None:
+                return None
+            index, runnable, current, pending, held, last = node.point
+            try:
+                chosen = policy.choose(DecisionPoint(index, runnable, current, _Shown(pending, held, last)))
+            except Exception:  # the policy would cut the run short or finds it diverged: run it for real
+                return None
+            nxt = node.children.get(chosen)
+            if nxt is None:
+                return None
+            node = nxt
+        taken, node.end = node.end, None
+        return taken
+
+
+class _Worker:
+    """One forked worker, seen from the coordinator: its pipe, and the subtree it is exploring, if any."""
+
+    def __init__(self, process: BaseProcess, conn: Connection) -> None:
+        self.process = process
+        self.conn = conn
+        self.item: Subtree | None = None
+        self.ident = 0
+        self.stopping = False
+        self.points: list[_Point] = []  # the last run it sent (the next one says how much of it it shares)
+        self.chosen: list[str] = []
+        self.rows: list[tuple[Any, ...]] = []  # every access it sent, but its step, by number
+
+
+class Speculation:
+    """The worker processes of one exploration (a context manager: none outlives the ``with``)."""
+
+    def __init__(self, explorer: Explorer, workers: int) -> None:
+        self._explorer = explorer
+        self._count = workers
+        self._workers: list[_Worker] = []
+        self._trie = _Trie()
+        self._given: set[tuple[str, int, str]] = set()
+        self._next_ident = 0
+
+    def __enter__(self) -> Speculation:
+        context = multiprocessing.get_context("fork")
+        try:
+            for _ in range(self._count):
+                mine, theirs = context.Pipe()
+                process = context.Process(target=_work, args=(theirs, self._explorer), daemon=True)
+                process.start()
+                theirs.close()
+                self._workers.append(_Worker(process, mine))
+        except BaseException:
+            self._close()
+            raise
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self._close()
+
+    def reuse(self, policy: Policy, nodes: list[Any]) -> _Taken | None:
+        """The next run of the search, if a worker made it; otherwise ``None`` (the caller runs it, after dropping
+        the nodes this attempt added), having stopped a worker whose subtree the search has now reached."""
+        self._receive()
+        start = len(nodes)
+        taken = self._trie.follow(policy)
+        if taken is not None:
+            return taken
+        del nodes[start:]
+        self._stop_covering(nodes)
+        self._give(nodes)
+        return None
+
+    # -- talking to workers --------------------------------------------------------------------------------------
+
+    def _receive(self) -> None:
+        for worker in self._workers:
+            while worker.conn.poll():
+                try:
+                    message = worker.conn.recv()
+                except (EOFError, OSError):
+                    worker.item, worker.stopping = None, True  # it died: never give it work again
+                    break
+                if message[0] == "run" and message[1] == worker.ident:
+                    _, _, same, points, chosen, run, rows, steps, ids, key, payload, name = message
+                    worker.points = points = worker.points[:same] + points
+                    worker.chosen = chosen = worker.chosen[:same] + chosen
+                    worker.rows.extend(rows)
+                    table = worker.rows
+                    accesses = tuple(_ACCESS((step, *table[i])) for step, i in zip(steps, ids, strict=True))
+                    run = replace(run, accesses=accesses)
+                    self._trie.add(points, chosen, (run, key, payload, name))
+                elif message[0] == "done" and message[1] == worker.ident:
+                    worker.item, worker.stopping = None, False
+
+    def _give(self, nodes: Sequence[Any]) -> None:
+        idle = [w for w in self._workers if w.item is None and not w.stopping and w.process.is_alive()]
+        if not idle:
+            return
+        for subtree in self._explorer.pending_subtrees(nodes):
+            key = (subtree.prefix, subtree.depth, subtree.branch.actor)
+            if key in self._given:
+                continue
+            self._given.add(key)
+            worker = idle.pop(0)
+            self._next_ident += 1
+            worker.item, worker.ident = subtree, self._next_ident
+            worker.conn.send(("item", worker.ident, subtree.to_text()))
+            if not idle:
+                return
+
+    def _stop_covering(self, nodes: Sequence[Any]) -> None:
+        """Stop the worker exploring the subtree the search's next run lies in: the search goes on there itself."""
+        for worker in self._workers:
+            item = worker.item
+            if item is None or worker.stopping or item.depth >= len(nodes):
+                continue
+            if nodes[item.depth].chosen != item.branch.actor or self._prefix(nodes, item.depth) != item.prefix:
+                continue
+            worker.stopping = True
+            worker.conn.send(("stop",))
+
+    def _prefix(self, nodes: Sequence[Any], depth: int) -> str:
+        return schedule_string([Decision(n.enabled, n.chosen) for n in nodes[:depth]], self._explorer.actors)
+
+    def _close(self) -> None:
+        for worker in self._workers:
+            with contextlib.suppress(OSError):
+                worker.conn.send(("quit",))
+        for worker in self._workers:
+            worker.process.join(timeout=0.2)
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join()
+            worker.conn.close()
+            worker.process.close()
+        self._workers.clear()
+
+
+def _work(conn: Connection, explorer: Explorer) -> None:
+    """A worker's life: explore each subtree it is given, sending every run, until told to quit."""
+    explorer.quiet_for_worker()
+
+    last: list[str] = []
+    numbers: dict[tuple[Any, ...], int] = {}  # an access but its step -> its number, sent once per worker
+
+    def emit(recording: Recording, run: RunResult, key: str, payload: object) -> None:
+        nonlocal last
+        if run.status != "DIVERGED":
+            points, chosen = recording.points, recording.chosen
+            same = next((k for k, (a, b) in enumerate(zip(last, chosen, strict=False)) if a != b), len(last))
+            same = min(same, len(chosen))
+            last = chosen
+            rows: list[tuple[Any, ...]] = []
+            ids: list[int] = []
+            for access in run.accesses:  # few distinct accesses recur across runs: each is sent once, then by number
+                row = tuple(access[1:])
+                number = numbers.get(row)
+                if number is None:
+                    number = numbers[row] = len(numbers)
+                    rows.append(row)
+                ids.append(number)
+            steps = [access[0] for access in run.accesses]
+            slim = replace(run, trace=(), accesses=())
+            message = ("run", ident, same, points[same:], chosen[same:], slim, rows, steps, ids, key, payload)
+            conn.send((*message, run_class(run)))
+        if conn.poll():
+            message = conn.recv()
+            if message[0] == "quit":
+                raise SystemExit(0)
+            raise _Stop
+
+    ident = 0
+    while True:
+        message = conn.recv()
+        if message[0] == "quit":
+            return
+        if message[0] != "item":
+            continue  # a stop that came after the subtree was done
+        ident, last = message[1], []
+        try:
+            explorer.explore_subtree(Subtree.from_text(message[2]), emit)
+        except _Stop:
+            pass
+        except Exception:  # the coordinator runs whatever this worker did not send, and meets the error itself
+            pass
+        conn.send(("done", ident))
