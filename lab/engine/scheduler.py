@@ -328,7 +328,7 @@ class Scheduler:
         else:
             self._finish()
         hang_stack, leaked = self._wait_until_finished()
-        return RunResult(
+        result = RunResult(
             status=self._status,
             trace=tuple(self._trace),
             outcomes={a.name: a.outcome if a.outcome is not None else self._unfinished_outcome() for a in self._actors},
@@ -342,6 +342,11 @@ class Scheduler:
             problem=self._problem,
             seconds=time.perf_counter() - begun,
         )
+        for actor in self._actors:
+            # An actor's body is a method of the scenario, whose lab holds this scheduler: a cycle that only the
+            # garbage collector could free, with the whole run's books in it. Cut it, so they go when unused.
+            actor.body = _ran
+        return result
 
     def _unfinished_outcome(self) -> str:
         return {RunStatus.DEADLOCK: "BLOCKED", RunStatus.HUNG: "HUNG"}.get(self._status, "UNFINISHED")
@@ -511,6 +516,10 @@ class Scheduler:
             else:
                 leaked.append(actor.name)
         return tuple(leaked)
+
+
+def _ran() -> None:
+    """What an actor's body becomes once its run is over (see :meth:`Scheduler.run`)."""
 
 
 def _waits_for(actor: _Actor) -> str:

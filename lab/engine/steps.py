@@ -10,12 +10,14 @@ atomicity check and the explanation of a counterexample, :attr:`lab.engine.run.R
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import partial
 from typing import Protocol
 
 from lab.engine.footprint import Entry, Footprint
 from lab.engine.run import Access
 
 _NOTHING: Footprint = frozenset()
+_as_access = partial(tuple.__new__, Access)  # Access._make without its Python frame: hundreds per run
 
 
 class StepObserver(Protocol):
@@ -110,4 +112,4 @@ class StepLog:
 
     def accesses(self) -> tuple[Access, ...]:
         """Every access logged, in order."""
-        return tuple(map(Access._make, self.log))
+        return tuple(map(_as_access, self.log))
