@@ -35,6 +35,7 @@ from lab.scenarios.outcomes import Grade, Outcome
 from lab.scenarios.runner import ScenarioResult
 from lab.scenarios.template import check_new_name, write_new_scenario_file
 from lab.scenarios.under_test import modules_under_test
+from lab.text import shorten
 
 OUTCOME_INVARIANT = "outcome allowed by the race's table"
 """The invariant every pinned scenario adds: its run's outcome matches an ACCEPTABLE or INTERESTING row of the
@@ -225,13 +226,9 @@ def interleaving_lines(trace: Sequence[TraceEvent], actors: Sequence[str], width
             lines.append(f"[{event.describe()}]"[: width * len(actors)])
             continue
         cells = ["" for _ in actors]
-        cells[list(actors).index(event.actor)] = _short(event.describe(), width)
+        cells[list(actors).index(event.actor)] = shorten(event.describe(), width)
         lines.append(" | ".join(f"{cell:<{width}}" for cell in cells).rstrip())
     return lines
-
-
-def _short(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _class_name(name: str) -> str:

@@ -27,6 +27,7 @@ from lab.scenarios.outcomes import Grade, Outcome
 from lab.scenarios.results import Check, ScenarioResult, Verdict, outcome_text
 from lab.scenarios.under_test import files_to_trace, files_under_test, modules_under_test
 from lab.sessions.stores import stores_used
+from lab.text import one_line, shorten
 
 GRANULARITIES = tuple(Granularity)
 
@@ -80,7 +81,7 @@ def run_scenario(
         except Unavailable as missing:  # not this machine's to run: recorded as such, with the reason
             return replace(_errored(loaded, str(missing), ""), verdict=Verdict.SKIPPED, checks=(), errors={})
         except Exception as error:
-            return _errored(loaded, f"setup() raised {_one_line(error)}", traceback.format_exc())
+            return _errored(loaded, f"setup() raised {one_line(error)}", traceback.format_exc())
         state_rows: list[tuple[int, Mapping[str, Json]]] = []
         if watch_states:
             scheduler.watch_ends(lambda actor, step: state_rows.append((step, _safe_observe(scenario))))
@@ -97,7 +98,7 @@ def run_scenario(
         state = sorted_detail(dict(scenario.observe()))
         invariants = [(str(name), bool(held)) for name, held in scenario.invariants()]
     except Exception as error:
-        problem = f"observe() or invariants() raised {_one_line(error)}"
+        problem = f"observe() or invariants() raised {one_line(error)}"
         if run.problem:  # the run's own problem (a divergence, a deadlock) is what the user needs first
             problem = f"{run.problem}; then {problem}"
         return _errored(loaded, problem, traceback.format_exc(), run=run)
@@ -136,7 +137,7 @@ def _safe_observe(scenario: Scenario) -> Mapping[str, Json]:
     try:
         return sorted_detail(dict(scenario.observe()))
     except Exception as error:  # another actor may hold the lock observe() needs: say so, do not stop the run
-        return {"unreadable": _one_line(error)}
+        return {"unreadable": one_line(error)}
 
 
 def line_files(cls: type[Scenario]) -> list[str]:
@@ -262,12 +263,7 @@ def _equal(kind: str, name: str, wanted: object, got: object, why: str = "") -> 
 
 
 def _short(value: object) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _one_line(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}".splitlines()[0]
+    return shorten(value if isinstance(value, str) else repr(value), 80)
 
 
 def _last_line(text: str) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from lab.evidence.records import sources
 from lab.evidence.records.exploration import (
+    COUNT_WORDS,
+    NOT_COMPUTED,
     exploration_record,
     kill_matrix_record,
     matrix_from_record,
@@ -72,12 +74,13 @@ from lab.evidence.records.schema import (
 )
 from lab.evidence.records.signing import SIGNATURE_CAP, SigningError, check_signing_key, sign, verify
 from lab.evidence.records.sources import NORMALIZATION, combined_digest, is_checkout, source_digest, source_root
-from lab.evidence.records.text import cell_name, first_difference, one_line, refuse_constant, shown
+from lab.evidence.records.text import cell_name, first_difference, refuse_constant, shown
 
 __all__ = [
     "AUDIT",
     "AUDIT_FIELDS",
     "AUDIT_OPTIONAL",
+    "COUNT_WORDS",
     "EXPLANATION_FIELDS",
     "EXPLORATION_FIELDS",
     "FORMAT",
@@ -87,6 +90,7 @@ __all__ = [
     "LINES_CAP",
     "MIB",
     "NORMALIZATION",
+    "NOT_COMPUTED",
     "OPTIONAL_FILES",
     "REPORT_HTML",
     "REPORT_MD",
@@ -128,7 +132,6 @@ __all__ = [
     "kill_matrix_record",
     "load_record",
     "matrix_from_record",
-    "one_line",
     "parse_exploration_path",
     "parse_scenario_path",
     "parse_sums",

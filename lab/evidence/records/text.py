@@ -12,11 +12,7 @@ from collections.abc import Sequence
 
 from lab.errors import EvidenceError
 from lab.evidence.records.safefs import printable
-
-
-def shorten(text: str, width: int) -> str:
-    """``text`` cut to ``width`` characters, its end replaced by ``...`` when it was longer."""
-    return text if len(text) <= width else text[: width - 3] + "..."
+from lab.text import shorten
 
 
 def shown(value: object, width: int = 60) -> str:
@@ -44,12 +40,6 @@ def first_difference(old: Sequence[str], new: Sequence[str]) -> tuple[int, str, 
 def cell_name(key: tuple[str, str, str]) -> str:
     """A kill-matrix cell by its ``(variant, scenario, granularity)``: ``Mutant x race (probe)``."""
     return f"{printable(key[0])} x {printable(key[1])} ({printable(key[2])})"
-
-
-def one_line(error: BaseException) -> str:
-    """An exception as one line: its type and the first line of its message (``KeyError: 'x'``)."""
-    lines = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {lines[0] if lines else ''}".rstrip(": ")
 
 
 class NotJsonNumber(EvidenceError, ValueError):

@@ -20,7 +20,8 @@ from typing import Any
 from lab.evidence.records.findings import Problem
 from lab.evidence.records.layout import KILL_MATRIX, scenario_source_path
 from lab.evidence.records.safefs import printable
-from lab.evidence.records.text import cell_name, one_line, shown
+from lab.evidence.records.text import cell_name, shown
+from lab.text import one_line
 
 ALLOWANCE_CAP_SECONDS = 600.0
 """The most time re-exploration adds to the child's timeout, however slow the recorded explorations were."""
