@@ -236,3 +236,18 @@ def test_a_folder_elsewhere_is_archived_and_audited_as_a_checkout(folder: Path, 
     assert code == 0 and "MATCHED" in text, text
     assert f"the archived sources equal {FROZEN / 'lab'} with the scenarios of {folder}" in text
     assert "lab-sources-" not in text
+
+
+@pytest.mark.timeout(60)
+def test_a_reader_that_goes_away_ends_the_command_quietly(evidence: Path, folder: Path) -> None:
+    """``lab audit DIR --json | true``: the pipe is closed before the report is written; the command stops without
+    a traceback (rich handles its own writes; the JSON report is a plain print)."""
+    done = subprocess.run(
+        f"{sys.executable} -m lab audit {evidence} --scenarios {folder} --no-rerun --json | true",
+        shell=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=50,
+    )
+    assert "Traceback" not in done.stderr and "Broken" not in done.stderr, done.stderr

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -89,6 +90,9 @@ def main(
     except KeyboardInterrupt:
         output.fail(_interrupted(args))
         return 130
+    except BrokenPipeError:  # the reader went away (| head): stop quietly, as a command line tool does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # and the exit's flush finds no pipe either
+        return 141
 
 
 def _interrupted(args: argparse.Namespace) -> str:
