@@ -351,7 +351,7 @@ class TestRepeatability:
         folder = create_evidence_folder(tmp_path / "ev")
         assert write_evidence(folder, results, broken, root=root, command=["t"], started=now, ended=now).ok
         record = json.loads((folder / "run.json").read_text())
-        assert record["status"] == "FAIL" and record["verdicts"] == {"PASS": 0, "FAIL": 2, "ERROR": 1}
+        assert record["status"] == "FAIL" and record["verdicts"] == {"PASS": 0, "FAIL": 2, "ERROR": 1, "SKIPPED": 0}
         assert [b["file"] for b in record["broken"]] == ["broken.py"]
         hung = json.loads((folder / "scenarios/spins/result.json").read_text())
         assert hung["run_status"] == "HUNG" and hung["outcomes"] == {"other": "HUNG", "spinner": "HUNG"}
