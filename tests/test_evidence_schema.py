@@ -165,6 +165,22 @@ class TestOnePlaceForPaths:
     def test_prose_naming_a_file_is_not_a_path(self) -> None:
         assert _spelt_paths('problem = "is not listed in run.json"') == []
 
+    def test_the_documented_tree_is_the_layout(self) -> None:
+        """docs/evidence.md's Layout block draws exactly the paths layout.py names."""
+        text = DOC.read_text(encoding="utf-8")
+        block = text.split("## Layout", 1)[1].split("```", 2)[1]
+        drawn = {line.split()[0] for line in block.splitlines()[2:] if line.strip()}
+        exploration = layout.exploration_path("<name>", "<granularity>", "").replace(".json", "[.<variant>].json")
+        named = {
+            *layout.TOP_FILES,
+            *layout.OPTIONAL_FILES,
+            layout.SOURCES,
+            *(f"{layout.scenario_dir('<name>')}/{name}" for name in layout.SCENARIO_FILES),
+            exploration,
+            layout.KILL_MATRIX,
+        }
+        assert drawn == named
+
     def test_the_layout_names_each_scenario_file_and_exploration(self) -> None:
         assert layout.result_path("a") == "scenarios/a/result.json"
         assert layout.parse_scenario_path(layout.trace_path("a")) == ("a", "trace.jsonl")
