@@ -25,8 +25,6 @@ from lab.evidence.records.safefs import printable
 from lab.evidence.records.signing import SigningError
 from lab.evidence.write.writer import WriteError
 
-COMMANDS = ("run", "explore", "replay", "list", "new", "audit", "chat")
-
 
 def parser(prog: str = "lab") -> argparse.ArgumentParser:
     """The whole command line's parser."""

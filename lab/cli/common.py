@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from lab.campaign import DEFAULT_WATCHDOG, WATCHDOG_RANGE
 from lab.errors import UsageError
 from lab.evidence.records.safefs import printable
 
@@ -68,8 +69,6 @@ def add_scenarios(parser: argparse.ArgumentParser) -> None:
 
 def add_watchdog(parser: argparse.ArgumentParser) -> None:
     """``--watchdog SECONDS``."""
-    from lab.campaign import DEFAULT_WATCHDOG, WATCHDOG_RANGE
-
     parser.add_argument(
         "--watchdog",
         type=float,
