@@ -184,8 +184,10 @@ class TestOneCommandLine:
         [
             ([], "the following arguments are required: COMMAND"),
             (["run"], "the following arguments are required: --out"),
-            (["run", "--out", "x", "--variant", "V"], "unrecognized arguments: --variant V (lab run --help"),
-            (["run", "--out", "x", "--granularity", "line"], "unrecognized arguments: --granularity line"),
+            (["run", "--out", "x", "--variant", "V"], "--variant goes with lab explore or lab replay, not lab run"),
+            (["run", "--out", "x", "--granularity=line"], "--granularity goes with lab explore or lab replay, not"),
+            (["replay", "x:0:01", "--out", "x"], "--out goes with lab run or lab explore, not lab replay"),
+            (["list", "--bogus"], "unrecognized arguments: --bogus (lab list --help lists its flags)"),
             (["explore", "--out", "x", "--preemptions", "-1"], "--preemptions needs a number >= 0"),
             (["explore", "--out", "x", "--max-schedules", "0"], "--max-schedules needs a number >= 1"),
             (["replay", "nocolon"], "NAME:SCHEDULE"),

@@ -61,11 +61,10 @@ def main(
     output = Output(console_out or console(), prog)
     args = argparse.Namespace(created=None, json=False)
     try:
-        args, extra = parser(prog).parse_known_args(words, namespace=args)
+        whole = parser(prog)
+        args, extra = whole.parse_known_args(words, namespace=args)
         if extra:  # a flag of another command, or none: refused, never ignored
-            raise UsageError(
-                f"unrecognized arguments: {' '.join(extra)} ({prog} {args.command} --help lists its flags)"
-            )
+            raise UsageError(_misplaced(whole, prog, args.command, extra))
         args.root = root
         args.recorded = list(recorded) if recorded is not None else [prog, *words]
         if args.command == "audit":
@@ -91,6 +90,20 @@ def main(
     except BrokenPipeError:  # the reader went away (| head): stop quietly, as a command line tool does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # and the exit's flush finds no pipe either
         return 141
+
+
+def _misplaced(whole: argparse.ArgumentParser, prog: str, command: str, extra: Sequence[str]) -> str:
+    """Why ``extra`` was refused: which commands take the first flag, when others do."""
+    flag = extra[0].split("=")[0]
+    commands = next(a for a in whole._actions if isinstance(a, argparse._SubParsersAction))
+    owners = [
+        name
+        for name, sub in commands.choices.items()
+        if flag in sub._option_string_actions and name != command  # argparse keeps no public index of flags
+    ]
+    if flag.startswith("--") and owners:
+        return f"{flag} goes with {' or '.join(f'{prog} {name}' for name in owners)}, not {prog} {command}"
+    return f"unrecognized arguments: {' '.join(extra)} ({prog} {command} --help lists its flags)"
 
 
 def _interrupted(args: argparse.Namespace) -> str:
