@@ -52,6 +52,11 @@ _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _EXPLORATION_FILE = re.compile(r"(?P<granularity>[a-z]+)(?:\.(?P<variant>[A-Za-z_][A-Za-z0-9_]*))?\.json")
 
 
+def is_scenario_name(value: object) -> bool:
+    """True for a scenario name: lower_snake_case, so it is a safe folder name under ``scenarios/``."""
+    return isinstance(value, str) and _NAME.fullmatch(value) is not None
+
+
 def scenario_dir(scenario: str) -> str:
     """``scenarios/<scenario>``: where one scenario's files are (no trailing slash, as problems name it)."""
     return f"{SCENARIOS}{scenario}"
@@ -75,7 +80,7 @@ def requests_path(scenario: str) -> str:
 def parse_scenario_path(rel: str) -> tuple[str, str] | None:
     """``(scenario, file)`` of a path one of :data:`SCENARIO_FILES` under a well-named scenario, else ``None``."""
     parts = rel.split("/")
-    if len(parts) != 3 or parts[0] + "/" != SCENARIOS or not _NAME.fullmatch(parts[1]):
+    if len(parts) != 3 or parts[0] + "/" != SCENARIOS or not is_scenario_name(parts[1]):
         return None
     return (parts[1], parts[2]) if parts[2] in SCENARIO_FILES else None
 
@@ -101,7 +106,7 @@ def parse_exploration_path(rel: str, granularities: tuple[str, ...]) -> tuple[st
     ``granularities``: the names a path may carry (the runner's), so this module needs none of the engine.
     """
     parts = rel.split("/")
-    if len(parts) != 3 or parts[0] + "/" != EXPLORE or not _NAME.fullmatch(parts[1]):
+    if len(parts) != 3 or parts[0] + "/" != EXPLORE or not is_scenario_name(parts[1]):
         return None
     match = _EXPLORATION_FILE.fullmatch(parts[2])
     if match is None or match["granularity"] not in granularities:

@@ -14,13 +14,12 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from lab.evidence.records.layout import AUDIT, KILL_MATRIX, RESULT, RUN, SOURCES_JSON, STARTED
+from lab.evidence.records.layout import AUDIT, KILL_MATRIX, RESULT, RUN, SOURCES_JSON, STARTED, is_scenario_name
 from lab.text import shorten
 
 Rule = tuple[Callable[[Any], bool], str]
 
 _HEX = re.compile(r"[0-9a-f]{64}")
-_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
 def _is_count(value: Any) -> bool:
@@ -58,7 +57,7 @@ def is_hex(value: Any) -> bool:
 
 def is_name(value: Any) -> bool:
     """True for a scenario name: lower_snake_case, so it is a safe folder name."""
-    return isinstance(value, str) and _NAME.fullmatch(value) is not None
+    return is_scenario_name(value)
 
 
 STR: Rule = (lambda v: isinstance(v, str), "a string")

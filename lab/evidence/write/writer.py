@@ -9,7 +9,6 @@ tells the auditor the folder is one even when the run was interrupted before any
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +28,7 @@ from lab.evidence.records.layout import (
     SOURCES_JSON,
     STARTED,
     SUMS,
+    is_scenario_name,
     requests_path,
     result_path,
     source_path,
@@ -52,8 +52,6 @@ from lab.scenarios.exploring import ScenarioExploration
 from lab.scenarios.kill_matrix import KillMatrix
 from lab.scenarios.loader import BrokenScenario
 from lab.scenarios.runner import ScenarioResult
-
-_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
 class WriteError(EvidenceError):
@@ -160,7 +158,7 @@ def write_evidence(
 def _check_names(results: Sequence[ScenarioResult]) -> None:
     names = [result.name for result in results]
     for name in names:
-        if not _NAME.fullmatch(name):
+        if not is_scenario_name(name):
             raise UsageError(f"scenario name {name!r} cannot be a folder name; the loader only accepts snake_case")
     if len(set(names)) != len(names):
         raise UsageError("two results have the same scenario name; run each scenario once per evidence folder")
