@@ -18,7 +18,8 @@ from lab.engine.instrument import InstrumentError, instrument_module, instrument
 from lab.engine.lines import LineTracer
 from lab.engine.policies import DecisionPoint, KeepCurrent, Policy
 from lab.engine.pool import ACTOR_POOL
-from lab.engine.primitives import Barrier, Event, LabLock, Latch, ProbeHook, Probes
+from lab.engine.primitives import Barrier, Event, LabLock, Latch
+from lab.engine.probes import ProbeHook, Probes
 from lab.engine.run import ActorEnd, BlockedActor, RunResult, RunStatus
 from lab.engine.schedule import ReplayPolicy, parse_schedule, schedule_string
 from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS, Scheduler

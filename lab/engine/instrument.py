@@ -25,6 +25,8 @@ What is rewritten, inside function bodies (module and class bodies have already 
 Every recording function runs *immediately before* the access it describes, after the operands were evaluated, so
 at instruction granularity the scheduling point falls right before the access and the access is charged to the
 step that performs it.
+
+Over 300 lines: one syntax-tree rewriter, one method per kind of node, and the code swap that installs its output.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from lab.engine.granularity import Granularity
-from lab.engine.primitives import Barrier, Event, LabLock, Latch, ProbeHook, Probes
+from lab.engine.primitives import Barrier, Event, LabLock, Latch
+from lab.engine.probes import ProbeHook, Probes
 from lab.engine.scheduler import Scheduler
 from lab.engine.trace import Json, TraceEvent
 from lab.errors import ScenarioError
