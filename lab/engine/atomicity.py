@@ -109,6 +109,30 @@ class SplitStep:
         )
 
 
+RunPart = tuple[tuple[str, int], tuple[_What, ...], tuple[Access, ...], tuple[tuple[str, _Window], ...]]
+"""What one shared step of a run adds to the check: its actor and epoch, what it accessed, its accesses, and the
+windows of the other actors' epochs that ran concurrently with it (empty unless it accessed shared state twice)."""
+
+
+def run_parts(run: RunResult) -> list[RunPart]:
+    """What ``run``'s shared steps add to an :class:`AtomicityCheck`: a function of the run alone, so that the
+    process that ran it can work it out and the one that checks merges it."""
+    if not run.accesses:
+        return []
+    actors = [decision.chosen for decision in run.decisions]
+    footprints = run.step_footprints
+    sync = [_sync_entries(footprints[i]) if i < len(footprints) else _NONE for i in range(len(actors))]
+    shared, touched = _shared_accesses(run.accesses, len(actors))
+    epochs, ends = _epochs(actors, run.decisions, sync, touched)
+    windows_of = _Windows(actors, sync, epochs, ends, complete=run.status in _COMPLETE)
+    parts: list[RunPart] = []
+    for step, mine in shared.items():
+        content: tuple[_What, ...] = tuple(map(_WHAT, mine))
+        windows = windows_of.around(step) if len(mine) >= 2 else ()
+        parts.append(((actors[step], epochs[step]), content, tuple(mine), windows))
+    return parts
+
+
 class AtomicityCheck:
     """Collects, over every run of an exploration, the steps that touch shared state more than once (each with the
     epochs of every other actor that ran concurrently with it) and what each actor touched in each of its epochs,
@@ -123,30 +147,22 @@ class AtomicityCheck:
 
     def add_run(self, run: RunResult) -> None:
         """Take in one run's accesses."""
-        if not run.accesses:
+        self.merge(run_parts(run))
+
+    def merge(self, parts: Sequence[RunPart]) -> None:
+        """Take in what one run's shared steps add (:func:`run_parts`, which a worker process may have worked out)."""
+        if not parts:
             return
         self._index = None
-        actors = [decision.chosen for decision in run.decisions]
-        footprints = run.step_footprints
-        sync = [_sync_entries(footprints[i]) if i < len(footprints) else _NONE for i in range(len(actors))]
-        shared, touched = _shared_accesses(run.accesses, len(actors))
-        epochs, ends = _epochs(actors, run.decisions, sync, touched)
-        windows_of = _Windows(actors, sync, epochs, ends, complete=run.status in _COMPLETE)
         profiles, merged, candidates = self._profiles, self._merged, self._candidates
-        for step, mine in shared.items():
-            actor = actors[step]
-            content: tuple[_What, ...] = tuple(map(_WHAT, mine))
-            place = (actor, epochs[step])
+        for place, content, mine, windows in parts:
             if (place, content) not in merged:  # the same accesses in the same epoch, as in an earlier run
                 merged.add((place, content))
                 profile = profiles.setdefault(place, {})
                 for what, access in zip(content, mine, strict=True):
                     profile.setdefault(what, access)
-            if len(mine) < 2:
-                continue
-            windows = windows_of.around(step)
-            if windows and (actor, content, windows) not in candidates:
-                candidates[(actor, content, windows)] = (tuple(mine), dict(windows))
+            if windows and (place[0], content, windows) not in candidates:
+                candidates[(place[0], content, windows)] = (mine, dict(windows))
 
     def finding(self) -> SplitStep | None:
         """The first split-able step found, in a stable order, or ``None``."""

@@ -28,7 +28,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lab.engine.parallel import Speculation
@@ -158,11 +158,14 @@ class Explorer:
         max_schedules: int = DEFAULT_MAX_SCHEDULES,
         progress: Callable[[Exploration], None] | None = None,
         jobs: int | None = 1,
-        adopt: Callable[[RunResult], None] | None = None,
+        digest: Callable[[RunResult], list[Any]] | None = None,
+        adopt: Callable[[list[Any]], None] | None = None,
     ) -> None:
         self._run_once = run_once
         self._jobs = resolve_jobs(jobs)
-        self._adopt = adopt  # told of every run the search takes, in order, whichever process ran it
+        # every run the search takes is digested where it ran and adopted here, in the search's order
+        self._digest = digest
+        self._adopt = adopt
         self._actors = tuple(actors)
         self._order = {name: i for i, name in enumerate(actors)}
         self._reduction = reduction
@@ -196,10 +199,14 @@ class Explorer:
                     return self._search(speculation=speculation)
         return self._search()
 
+    def digest(self, run: RunResult) -> list[Any]:
+        """What the caller's ``digest`` makes of ``run`` (nothing without one): a worker sends it with the run."""
+        return self._digest(run) if self._digest is not None else []
+
     def quiet_for_worker(self) -> None:
         """In a worker process: report nothing to the caller's callbacks (the coordinator does, for every run)."""
         self._progress = None
-        self._adopt = None
+        self._adopt = None  # its digests travel with its runs instead
         self._jobs = 1
 
     def explore_subtree(self, subtree: Subtree, emit: Emit) -> None:
@@ -219,7 +226,7 @@ class Explorer:
             reused = speculation.reuse(policy, nodes) if speculation is not None else None
             name: bytes | None = None
             if reused is not None:
-                run, key, payload, name = reused
+                run, key, payload, name, digested = reused
                 found.reused += 1
             else:
                 del nodes[policy.start :]  # a partly followed run that was not there is run for real
@@ -231,8 +238,8 @@ class Explorer:
                     run, key, payload = self._run_once(recording)
                     if not policy.pruned:
                         emit(recording, run, key, payload)
-            if self._adopt is not None:
-                self._adopt(run)
+            if self._adopt is not None and self._digest is not None:
+                self._adopt(digested if reused is not None else self._digest(run))
             if run.status == "DIVERGED" and not policy.pruned:
                 raise NondeterminismError(run.problem)
             if policy.pruned:

@@ -32,7 +32,6 @@ import contextlib
 import multiprocessing
 from collections.abc import Sequence
 from dataclasses import replace
-from functools import partial
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from types import TracebackType
@@ -45,13 +44,11 @@ from lab.engine.run import Access, Decision, RunResult
 from lab.engine.schedule import schedule_string
 from lab.engine.subtrees import Subtree
 
-_ACCESS = partial(tuple.__new__, Access)  # an Access from a plain tuple, without a Python call per access
-
 FORKS = "fork" in multiprocessing.get_all_start_methods()
 """Whether worker processes can be forked here; without, exploration runs in one process."""
 
 _Point = tuple[int, tuple[str, ...], str | None, dict[str, Footprint], dict[str, str], Footprint]
-_Taken = tuple[RunResult, str, object, bytes]
+_Taken = tuple[RunResult, str, object, bytes, list[Any]]
 
 
 class _Stop(Exception):
@@ -126,7 +123,7 @@ class _Worker:
         self.stopping = False
         self.points: list[_Point] = []  # the last run it sent (the next one says how much of it it shares)
         self.chosen: list[str] = []
-        self.rows: list[tuple[Any, ...]] = []  # every access it sent, but its step, by number
+        self.parts: list[Any] = []  # every part of a digest it sent, by number
 
 
 class Speculation:
@@ -183,14 +180,13 @@ class Speculation:
                     worker.item, worker.stopping = None, True  # it died: never give it work again
                     break
                 if message[0] == "run" and message[1] == worker.ident:
-                    _, _, same, points, chosen, run, rows, steps, ids, key, payload, name = message
+                    _, _, same, points, chosen, run, parts, ids, key, payload, name = message
                     worker.points = points = worker.points[:same] + points
                     worker.chosen = chosen = worker.chosen[:same] + chosen
-                    worker.rows.extend(rows)
-                    table = worker.rows
-                    accesses = tuple(_ACCESS((step, *table[i])) for step, i in zip(steps, ids, strict=True))
-                    run = replace(run, accesses=accesses)
-                    self._trie.add(points, chosen, (run, key, payload, name))
+                    worker.parts.extend(parts)
+                    digested = [worker.parts[i] for i in ids]
+                    run = _filled(run, points, chosen)
+                    self._trie.add(points, chosen, (run, key, payload, name, digested))
                 elif message[0] == "done" and message[1] == worker.ident:
                     worker.item, worker.stopping = None, False
 
@@ -238,12 +234,48 @@ class Speculation:
         self._workers.clear()
 
 
+def _slimmed(run: RunResult, points: Sequence[_Point], chosen: Sequence[str]) -> RunResult:
+    """``run`` without what travels otherwise: the trace (no part of a result), the accesses (they travel digested;
+    a failing run is replayed for its explanation), and the decisions and step footprints, which the decision
+    points already show (each shows what the step before it touched), but the last step's."""
+    slim = replace(run, trace=(), accesses=())
+    if (
+        _decisions(points, chosen) == run.decisions
+        and _footprints(points, run.step_footprints[-1:]) == run.step_footprints
+    ):
+        slim = replace(slim, decisions=(), step_footprints=run.step_footprints[-1:])
+    return slim
+
+
+def _filled(run: RunResult, points: Sequence[_Point], chosen: Sequence[str]) -> RunResult:
+    """The run :func:`_slimmed` sent, with its decisions and step footprints made again from its points."""
+    if run.decisions or not chosen:
+        return run
+    return replace(run, decisions=_decisions(points, chosen), step_footprints=_footprints(points, run.step_footprints))
+
+
+def _decisions(points: Sequence[_Point], chosen: Sequence[str]) -> tuple[Decision, ...]:
+    return tuple(Decision(point[1], actor) for point, actor in zip(points, chosen, strict=True))
+
+
+def _footprints(points: Sequence[_Point], last: tuple[Footprint, ...]) -> tuple[Footprint, ...]:
+    return tuple(point[5] for point in points[1:]) + last
+
+
+def _stepless(part: Any) -> Any:
+    """A part of a run's digest with the step numbers of its accesses set to 0, so that equal parts of different
+    runs are sent once: what merges them keeps one access per place and reads no step number from it."""
+    if isinstance(part, tuple) and len(part) == 4 and isinstance(part[2], tuple):
+        return (*part[:2], tuple(a._replace(step=0) if isinstance(a, Access) else a for a in part[2]), part[3])
+    return part
+
+
 def _work(conn: Connection, explorer: Explorer) -> None:
     """A worker's life: explore each subtree it is given, sending every run, until told to quit."""
     explorer.quiet_for_worker()
 
     last: list[str] = []
-    numbers: dict[tuple[Any, ...], int] = {}  # an access but its step -> its number, sent once per worker
+    numbers: dict[Any, int] = {}  # a part of a digest -> its number: each is sent once per worker
 
     def emit(recording: Recording, run: RunResult, key: str, payload: object) -> None:
         nonlocal last
@@ -252,18 +284,16 @@ def _work(conn: Connection, explorer: Explorer) -> None:
             same = next((k for k, (a, b) in enumerate(zip(last, chosen, strict=False)) if a != b), len(last))
             same = min(same, len(chosen))
             last = chosen
-            rows: list[tuple[Any, ...]] = []
+            parts: list[Any] = []
             ids: list[int] = []
-            for access in run.accesses:  # few distinct accesses recur across runs: each is sent once, then by number
-                row = tuple(access[1:])
-                number = numbers.get(row)
+            for part in map(_stepless, explorer.digest(run)):  # runs share most parts: each is sent once
+                number = numbers.get(part)
                 if number is None:
-                    number = numbers[row] = len(numbers)
-                    rows.append(row)
+                    number = numbers[part] = len(numbers)
+                    parts.append(part)
                 ids.append(number)
-            steps = [access[0] for access in run.accesses]
-            slim = replace(run, trace=(), accesses=())
-            message = ("run", ident, same, points[same:], chosen[same:], slim, rows, steps, ids, key, payload)
+            slim = _slimmed(run, points, chosen)
+            message = ("run", ident, same, points[same:], chosen[same:], slim, parts, ids, key, payload)
             conn.send((*message, run_class(run)))
         if conn.poll():
             message = conn.recv()

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
-from lab.engine.atomicity import AtomicityCheck
+from lab.engine.atomicity import AtomicityCheck, run_parts
 from lab.engine.explorer import DEFAULT_MAX_SCHEDULES, Execution, Exploration, Explorer
 from lab.engine.granularity import Granularity
 from lab.engine.run import RunResult
@@ -159,7 +159,8 @@ def explore_scenario(
         max_schedules=max_schedules,
         progress=progress,
         jobs=jobs,
-        adopt=atomicity.add_run,
+        digest=run_parts,
+        adopt=atomicity.merge,
     )
     found = explorer.explore()
     rows, failing = _grade(table, found)
