@@ -16,16 +16,17 @@ import threading
 import time
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from lab.engine.explorer import Explorer
-from lab.engine.parallel import FORKS
+from lab.engine.parallel import FORKS, explore_work, split_work
 from lab.engine.run import RunResult
 from lab.engine.subtrees import Branch, Subtree
 from lab.errors import UsageError
 from lab.evidence.records.exploration import exploration_record
-from lab.scenarios.exploring import ScenarioExploration, explore_scenario
+from lab.scenarios.exploring import ScenarioExploration, explore_scenario, scenario_explorer
 from lab.scenarios.loader import LoadedScenario, load
 from lab.scenarios.runner import run_scenario
 
@@ -127,3 +128,19 @@ def test_a_subtree_survives_being_written_as_one_line() -> None:
     assert Subtree.from_text(text) == subtree
     with pytest.raises(ValueError, match="not a subtree"):
         Subtree.from_text('{"prefix": ""}')
+
+
+@pytest.mark.timeout(120)
+def test_work_handed_out_as_lines_comes_back_as_the_same_exploration() -> None:
+    """The distributed recipe: split into lines, explore each line elsewhere, give the runs back: the exploration
+    takes them (most of its runs) and its record is the one-process record."""
+    loaded = _load("tests/soundness/two_preemptions.py")
+    settings: dict[str, Any] = {"granularity": "line", "reduction": False}
+    lines = split_work(scenario_explorer(loaded, **settings), 4)
+    assert len(lines) >= 4 and all("\n" not in line for line in lines)
+    done = [explore_work(scenario_explorer(loaded, **settings), line) for line in lines]
+    here = explore_scenario(loaded, **settings)
+    spread = explore_scenario(loaded, done=done, **settings)
+    assert _record(spread) == _record(here)
+    found = scenario_explorer(loaded, **settings).explore(done)
+    assert found.reused > found.schedules // 2, f"only {found.reused} of {found.schedules} runs were taken"

@@ -184,19 +184,19 @@ class Explorer:
         """How many processes this exploration runs schedules in."""
         return self._jobs
 
-    def explore(self) -> Exploration:
+    def explore(self, done: Sequence[bytes] = ()) -> Exploration:
         """Run every schedule that matters (or until the budget) and tally the outcomes.
 
         With ``jobs`` above one, worker processes run parts of the tree ahead of time and this process takes their
         runs wherever its own search would have made the same choices (:mod:`lab.engine.parallel`): the search,
-        hence everything it reports, is the one-process search, whatever the number of processes.
+        hence everything it reports, is the one-process search, whatever the number of processes. ``done`` are
+        runs other machines made (:func:`lab.engine.parallel.explore_work`), taken the same way.
         """
-        if self._jobs > 1:
+        if self._jobs > 1 or done:
             from lab.engine.parallel import FORKS, Speculation  # here: parallel imports this module
 
-            if FORKS:
-                with Speculation(self, self._jobs - 1) as speculation:
-                    return self._search(speculation=speculation)
+            with Speculation(self, self._jobs - 1 if FORKS else 0, done) as speculation:
+                return self._search(speculation=speculation)
         return self._search()
 
     def digest(self, run: RunResult) -> list[Any]:
@@ -214,8 +214,28 @@ class Explorer:
         (a worker's part of a parallel exploration; what it plans above the subtree is left to the coordinator)."""
         self._search(seed=subtree, emit=emit)
 
+    def split(self, at_least: int) -> list[Subtree]:
+        """Search here until at least ``at_least`` planned branches are not begun, and return them as subtrees
+        (none when the search ends first)."""
+        pending: list[Subtree] = []
+
+        def enough(nodes: list[_Node]) -> bool:
+            pending.extend(self.pending_subtrees(nodes))
+            if len(pending) >= at_least:
+                return True
+            pending.clear()
+            return False
+
+        self._search(stop=enough)
+        return pending
+
     def _search(
-        self, *, speculation: Speculation | None = None, seed: Subtree | None = None, emit: Emit | None = None
+        self,
+        *,
+        speculation: Speculation | None = None,
+        seed: Subtree | None = None,
+        emit: Emit | None = None,
+        stop: Callable[[list[_Node]], bool] | None = None,
     ) -> Exploration:
         found = Exploration()
         nodes: list[_Node] = []
@@ -256,7 +276,7 @@ class Explorer:
             if found.schedules + found.pruned >= self._max:
                 found.budget_hit = self._next_branch(nodes, found, floor, dry_run=True)
                 return found
-            if not self._next_branch(nodes, found, floor):
+            if not self._next_branch(nodes, found, floor) or (stop is not None and stop(nodes)):
                 return found
 
     def pending_subtrees(self, nodes: Sequence[_Node]) -> list[Subtree]:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import pickle
 from collections.abc import Sequence
 from dataclasses import replace
 from multiprocessing.connection import Connection
@@ -121,19 +122,21 @@ class _Worker:
         self.item: Subtree | None = None
         self.ident = 0
         self.stopping = False
-        self.points: list[_Point] = []  # the last run it sent (the next one says how much of it it shares)
-        self.chosen: list[str] = []
-        self.parts: list[Any] = []  # every part of a digest it sent, by number
+        self.decoder = _Decoder()
 
 
 class Speculation:
     """The worker processes of one exploration (a context manager: none outlives the ``with``)."""
 
-    def __init__(self, explorer: Explorer, workers: int) -> None:
+    def __init__(self, explorer: Explorer, workers: int, done: Sequence[bytes] = ()) -> None:
         self._explorer = explorer
         self._count = workers
         self._workers: list[_Worker] = []
         self._trie = _Trie()
+        for work in done:  # runs other machines made (explore_work)
+            decoder = _Decoder()
+            for message in pickle.loads(work):
+                self._trie.add(*decoder.decode(message))
         self._given: set[tuple[str, int, str]] = set()
         self._next_ident = 0
 
@@ -179,14 +182,8 @@ class Speculation:
                 except (EOFError, OSError):
                     worker.item, worker.stopping = None, True  # it died: never give it work again
                     break
-                if message[0] == "run" and message[1] == worker.ident:
-                    _, _, same, points, chosen, run, parts, ids, key, payload, name = message
-                    worker.points = points = worker.points[:same] + points
-                    worker.chosen = chosen = worker.chosen[:same] + chosen
-                    worker.parts.extend(parts)
-                    digested = [worker.parts[i] for i in ids]
-                    run = _filled(run, points, chosen)
-                    self._trie.add(points, chosen, (run, key, payload, name, digested))
+                if message[0] == "run":
+                    self._trie.add(*worker.decoder.decode(message))
                 elif message[0] == "done" and message[1] == worker.ident:
                     worker.item, worker.stopping = None, False
 
@@ -270,31 +267,83 @@ def _stepless(part: Any) -> Any:
     return part
 
 
+class _Encoder:
+    """Turns a worker's runs into messages: each run says how many of its first choices it shares with the run
+    before it and sends only the rest of its decision points, and each part of its digest is sent once."""
+
+    def __init__(self, explorer: Explorer) -> None:
+        self._explorer = explorer
+        self._last: list[str] = []
+        self._numbers: dict[Any, int] = {}
+
+    def restart(self) -> None:
+        """A new subtree begins: its first run shares nothing with the last one sent."""
+        self._last = []
+
+    def encode(self, ident: int, recording: Recording, run: RunResult, key: str, payload: object) -> tuple[Any, ...]:
+        points, chosen = recording.points, recording.chosen
+        same = next((k for k, (a, b) in enumerate(zip(self._last, chosen, strict=False)) if a != b), len(self._last))
+        same = min(same, len(chosen))
+        self._last = chosen
+        parts: list[Any] = []
+        ids: list[int] = []
+        for part in map(_stepless, self._explorer.digest(run)):  # runs share most parts: each is sent once
+            number = self._numbers.get(part)
+            if number is None:
+                number = self._numbers[part] = len(self._numbers)
+                parts.append(part)
+            ids.append(number)
+        slim = _slimmed(run, points, chosen)
+        return ("run", ident, same, points[same:], chosen[same:], slim, parts, ids, key, payload, run_class(run))
+
+
+class _Decoder:
+    """Makes runs again from one worker's messages (the state :class:`_Encoder` keeps on the other side)."""
+
+    def __init__(self) -> None:
+        self.points: list[_Point] = []
+        self.chosen: list[str] = []
+        self.parts: list[Any] = []
+
+    def decode(self, message: tuple[Any, ...]) -> tuple[list[_Point], list[str], _Taken]:
+        _, _, same, points, chosen, run, parts, ids, key, payload, name = message
+        self.points = points = self.points[:same] + points
+        self.chosen = chosen = self.chosen[:same] + chosen
+        self.parts.extend(parts)
+        digested = [self.parts[i] for i in ids]
+        return points, chosen, (_filled(run, points, chosen), key, payload, name, digested)
+
+
+def split_work(explorer: Explorer, at_least: int) -> list[str]:
+    """Work items for other machines: run the search here until it has planned at least ``at_least`` branches it
+    has not begun, and return those subtrees, one line of text each (none when the search ended first: it is
+    small enough for one machine). Hand each line to :func:`explore_work` anywhere the same checkout runs."""
+    return [subtree.to_text() for subtree in explorer.split(at_least)]
+
+
+def explore_work(explorer: Explorer, line: str) -> bytes:
+    """Explore the subtree ``line`` names (from :func:`split_work`, with an explorer of the same scenario and
+    settings) and return its runs, for ``explore(done=...)`` to take. Bytes of pickles: accept them only from
+    machines you trust, as with any task queue that carries pickles."""
+    encoder = _Encoder(explorer)
+    messages: list[tuple[Any, ...]] = []
+
+    def emit(recording: Recording, run: RunResult, key: str, payload: object) -> None:
+        if run.status != "DIVERGED":
+            messages.append(encoder.encode(0, recording, run, key, payload))
+
+    explorer.explore_subtree(Subtree.from_text(line), emit)
+    return pickle.dumps(messages, protocol=pickle.HIGHEST_PROTOCOL)
+
+
 def _work(conn: Connection, explorer: Explorer) -> None:
     """A worker's life: explore each subtree it is given, sending every run, until told to quit."""
     explorer.quiet_for_worker()
-
-    last: list[str] = []
-    numbers: dict[Any, int] = {}  # a part of a digest -> its number: each is sent once per worker
+    encoder = _Encoder(explorer)
 
     def emit(recording: Recording, run: RunResult, key: str, payload: object) -> None:
-        nonlocal last
         if run.status != "DIVERGED":
-            points, chosen = recording.points, recording.chosen
-            same = next((k for k, (a, b) in enumerate(zip(last, chosen, strict=False)) if a != b), len(last))
-            same = min(same, len(chosen))
-            last = chosen
-            parts: list[Any] = []
-            ids: list[int] = []
-            for part in map(_stepless, explorer.digest(run)):  # runs share most parts: each is sent once
-                number = numbers.get(part)
-                if number is None:
-                    number = numbers[part] = len(numbers)
-                    parts.append(part)
-                ids.append(number)
-            slim = _slimmed(run, points, chosen)
-            message = ("run", ident, same, points[same:], chosen[same:], slim, parts, ids, key, payload)
-            conn.send((*message, run_class(run)))
+            conn.send(encoder.encode(ident, recording, run, key, payload))
         if conn.poll():
             message = conn.recv()
             if message[0] == "quit":
@@ -308,7 +357,8 @@ def _work(conn: Connection, explorer: Explorer) -> None:
             return
         if message[0] != "item":
             continue  # a stop that came after the subtree was done
-        ident, last = message[1], []
+        ident = message[1]
+        encoder.restart()
         try:
             explorer.explore_subtree(Subtree.from_text(message[2]), emit)
         except _Stop:

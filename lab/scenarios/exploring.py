@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
@@ -126,43 +126,29 @@ def explore_scenario(
     reduction: bool = True,
     progress: Callable[[Exploration], None] | None = None,
     jobs: int | None = 1,
+    done: Sequence[bytes] = (),
 ) -> ScenarioExploration:
     """Explore ``loaded`` and grade every outcome reached against its table.
 
     ``jobs`` is how many processes run schedules (``None``: one per core); any number gives the same result,
     byte for byte, because the coordinator follows the one-process search exactly (see :mod:`lab.engine.parallel`).
+    ``done`` are runs other machines made of parts of the same exploration (``explore_work``), taken the same way.
     """
     begun = time.perf_counter()
     table = tuple(loaded.cls.outcomes)
-
     atomicity = AtomicityCheck()
-
-    def run_once(policy: object) -> tuple[RunResult, str, object]:
-        result = run_scenario(
-            loaded,
-            policy=policy,  # type: ignore[arg-type]
-            granularity=granularity,
-            variant=variant,
-            watchdog_seconds=EXPLORE_WATCHDOG_SECONDS,
-            record_accesses=True,
-        )
-        key = outcome_key(result.observed, result.failed_invariants)
-        # the payload is kept for grading (what the run observed); the trace stays out, so that a worker process
-        # sends little and the explorer keeps little
-        return _as_run(result), key, replace(result, trace=(), run=None, state_rows=())
-
-    explorer = Explorer(
-        run_once,
-        loaded.cls.actors,
-        reduction=reduction,
+    explorer = scenario_explorer(
+        loaded,
+        granularity=granularity,
+        variant=variant,
         preemption_bound=preemption_bound,
         max_schedules=max_schedules,
+        reduction=reduction,
         progress=progress,
         jobs=jobs,
-        digest=run_parts,
-        adopt=atomicity.merge,
+        atomicity=atomicity,
     )
-    found = explorer.explore()
+    found = explorer.explore(done)
     rows, failing = _grade(table, found)
     counterexample = None
     problem = ""
@@ -201,6 +187,49 @@ def explore_scenario(
         classes=found.classes,
         blocked=found.blocked,
         naive_count=found.schedules if not reduction and found.complete else None,
+    )
+
+
+def scenario_explorer(
+    loaded: LoadedScenario,
+    *,
+    granularity: str = Granularity.PROBE,
+    variant: str | None = None,
+    preemption_bound: int | None = None,
+    max_schedules: int = DEFAULT_MAX_SCHEDULES,
+    reduction: bool = True,
+    progress: Callable[[Exploration], None] | None = None,
+    jobs: int | None = 1,
+    atomicity: AtomicityCheck | None = None,
+) -> Explorer:
+    """The explorer of ``loaded`` with these settings, ungraded: what :func:`explore_scenario` runs, and what
+    :func:`lab.engine.parallel.split_work` and :func:`~lab.engine.parallel.explore_work` take to spread one
+    exploration over machines (every machine must build it with the same settings)."""
+
+    def run_once(policy: object) -> tuple[RunResult, str, object]:
+        result = run_scenario(
+            loaded,
+            policy=policy,  # type: ignore[arg-type]
+            granularity=granularity,
+            variant=variant,
+            watchdog_seconds=EXPLORE_WATCHDOG_SECONDS,
+            record_accesses=True,
+        )
+        key = outcome_key(result.observed, result.failed_invariants)
+        # the payload is kept for grading (what the run observed); the trace stays out, so that a worker process
+        # sends little and the explorer keeps little
+        return _as_run(result), key, replace(result, trace=(), run=None, state_rows=())
+
+    return Explorer(
+        run_once,
+        loaded.cls.actors,
+        reduction=reduction,
+        preemption_bound=preemption_bound,
+        max_schedules=max_schedules,
+        progress=progress,
+        jobs=jobs,
+        digest=run_parts,
+        adopt=atomicity.merge if atomicity is not None else None,
     )
 
 
