@@ -27,7 +27,6 @@ from pathlib import Path
 from types import CodeType, FrameType
 from typing import Any
 
-from lab.engine.footprint import EVERYTHING, NOTHING
 from lab.engine.scheduler import Scheduler
 from lab.errors import ScheduleError
 
@@ -87,9 +86,8 @@ class LineTracer:
             monitoring.free_tool_id(tool)
 
     def _on_monitored_line(self, code: CodeType, line: int) -> None:
-        if self._scheduler.is_actor() and not self._scheduler.aborted:
-            self._scheduler.point(EVERYTHING, executes=NOTHING)
-            self._scheduler.record("line", self._label(code.co_filename) or "", {"line": line})
+        label = self._seen.get(code.co_filename)
+        self._scheduler.line(label if label is not None else self._label(code.co_filename) or "", line)
 
     def _label(self, filename: str) -> str | None:
         label = self._seen.get(filename, "")
@@ -107,7 +105,6 @@ class LineTracer:
             return found
 
     def _on_line(self, frame: FrameType, event: str, arg: Any) -> Any:
-        if event == "line" and not self._scheduler.aborted:
-            self._scheduler.point(EVERYTHING, executes=NOTHING)
-            self._scheduler.record("line", self._label(frame.f_code.co_filename) or "", {"line": frame.f_lineno})
+        if event == "line":  # a frame of a traced file: its label is known (see _on_call)
+            self._scheduler.line(self._seen[frame.f_code.co_filename] or "", frame.f_lineno)
         return self._on_line

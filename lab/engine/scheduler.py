@@ -114,6 +114,7 @@ class Scheduler:
         an actor from another thread without a Python call (the recording path asks hundreds of times a run)."""
         self._trace: list[TraceEvent] = []
         self._decisions: list[Decision] = []
+        self._made: dict[tuple[tuple[str, ...], str], Decision] = {}
         self._steps = steps if steps is not None else StepLog()
         self._accessed = self._steps.accessed
         self._finished = _thread.allocate_lock()
@@ -202,6 +203,20 @@ class Scheduler:
             self._switch(actor)
         finally:
             actor.gate = None
+
+    def line(self, label: str, line: int) -> None:
+        """A line of code under test is about to run (line granularity): a scheduling point that announces
+        "anything" and executes nothing, then the ``line`` trace event. :meth:`point` and :meth:`record` in one call,
+        since it is made before every line an actor runs."""
+        actor: _Actor | None = getattr(self.local, "actor", None)
+        if actor is None or self._aborted:
+            return
+        actor.pending = EVERYTHING
+        actor.op = NOTHING
+        self._switch(actor)
+        if not self._aborted:
+            trace = self._trace
+            trace.append(TraceEvent(len(trace), actor.name, "line", label, {"line": line}))
 
     def access(self, entry: Entry, where: tuple[str, int], *, schedule: bool = False) -> None:
         """Record that the calling actor's running step touches ``entry`` at ``where`` (file and line).
@@ -435,7 +450,10 @@ class Scheduler:
             self._problem = f"the policy chose {chosen!r}, which cannot run now (runnable: {', '.join(names)})"
             self._finish()
             return None
-        self._decisions.append(Decision(names, chosen))
+        decision = self._made.get((names, chosen))  # the same few choices recur all run long: make each once
+        if decision is None:
+            decision = self._made[(names, chosen)] = Decision(names, chosen)
+        self._decisions.append(decision)
         actor = self._by_name[chosen]
         self._steps.step(chosen, actor.op, actor.opaque, actor.lockset)
         return actor
