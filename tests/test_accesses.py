@@ -93,6 +93,13 @@ def same_result(box):
     box.items.append(1)
     box.items += [2]
     return [i * 2 for i in box.items if i], box.doubled, {k: v for k, v in {"a": 1}.items()}, box.items[0:1]
+
+
+def through_wrappers(d):
+    size = d.__len__
+    put = d.__setitem__
+    size()
+    put("k", 1)
 """
 
 
@@ -203,6 +210,16 @@ class TestWhatIsRecorded:
         box = module.Box()
         found = _entries(_record(program, lambda: module.opaque(box)))
         assert any(key == "*" and mode == "w" and "items" in thing for thing, key, mode in found), found
+
+
+@pytest.mark.timeout(30)
+def test_a_slot_wrapper_is_classified_by_its_name(program: tuple[ModuleType, InstrumentedModule]) -> None:
+    """``d.__setitem__`` called through its bound wrapper writes ``d``, also after ``d.__len__`` (a read) was called
+    the same way: what a call does is cached per wrapper name, not per wrapper type."""
+    module, _ = program
+    found = _entries(_record(program, lambda: module.through_wrappers({})))
+    whole = [(thing, mode) for thing, key, mode in found if key == "*"]
+    assert {thing for thing, mode in whole if mode == "r"} & {thing for thing, mode in whole if mode == "w"}, found
 
 
 @pytest.mark.timeout(30)

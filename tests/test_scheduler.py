@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
+import weakref
 
 import pytest
 
@@ -224,6 +226,29 @@ class TestDiagnosis:
 
 @pytest.mark.timeout(10)
 class TestPolicy:
+    def test_a_run_leaves_its_world_to_reference_counting(self) -> None:
+        """Actors are methods of a world whose lab holds the scheduler: once the run is over the scheduler lets go of
+        them, so the world and the run's books are freed at once, with no cycle left for the garbage collector
+        (which, collecting such cycles, took a third of an exploration's time)."""
+
+        class World:
+            def __init__(self) -> None:
+                self.scheduler = Scheduler()
+                self.scheduler.add_actor("a", self.act)
+
+            def act(self) -> None:
+                self.scheduler.point()
+
+        world = World()
+        assert world.scheduler.run().status is RunStatus.FINISHED
+        freed = weakref.ref(world)
+        gc.disable()
+        try:
+            del world
+            assert freed() is None
+        finally:
+            gc.enable()
+
     def test_policy_refusal_stops_the_run_as_diverged(self) -> None:
         """A policy that raises (a replay that no longer matches) stops the run and says why."""
 
