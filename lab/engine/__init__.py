@@ -10,7 +10,7 @@ it imports only :mod:`lab.hooks` and :mod:`lab.errors`, so it could test any loc
 from __future__ import annotations
 
 from lab.engine.accesses import Recording, start_recording
-from lab.engine.atomicity import AtomicityCheck
+from lab.engine.atomicity import AtomicityCheck, run_parts
 from lab.engine.explorer import DEFAULT_MAX_SCHEDULES, Execution, Exploration, Explorer
 from lab.engine.footprint import Entry, Footprint, conflict, describe_entry, entries_conflict
 from lab.engine.granularity import Granularity
@@ -64,6 +64,7 @@ __all__ = [
     "instrument_module",
     "instrumented_function",
     "parse_schedule",
+    "run_parts",
     "schedule_string",
     "scheduler_aware_primitives",
     "sorted_detail",
