@@ -14,8 +14,10 @@ Prints numbers; asserts nothing. Three measurements, in one run so they share th
 (c) the per-step floor: a raw two-thread ``threading.Event`` ping-pong (seconds per handoff), and the explorer's
     seconds per scheduling step (a whole exploration's seconds over the decisions of all its runs), as a ratio.
 
-Other timed values are medians of R repeats; counts are the same every time (the search is deterministic). Decisions are
-counted by wrapping the runner that ``explore_scenario`` calls, for the duration of the measurement only.
+Milliseconds per execution against the floor, beside the previous engine's in the same run, are
+bench/bench_execution.py's (``--baseline PATH``). Other timed values are medians of R repeats; counts are the same
+every time (the search is deterministic). Decisions are counted by wrapping the runner that ``explore_scenario``
+calls, for the duration of the measurement only.
 """
 
 from __future__ import annotations
