@@ -40,7 +40,7 @@ from lab.engine.policies import Policy as DecisionPolicy
 from lab.engine.run import Decision, RunResult
 from lab.engine.schedule import parse_schedule, schedule_string
 from lab.engine.subtrees import Branch, Subtree
-from lab.errors import UsageError
+from lab.errors import ScheduleError, UsageError
 
 DEFAULT_MAX_SCHEDULES = 20_000
 
@@ -62,7 +62,7 @@ class _Pruned(Exception):
         self.asleep = asleep
 
 
-class NondeterminismError(Exception):
+class NondeterminismError(ScheduleError):
     """Raised when re-running a prefix does not offer the same choices: the code under test is not deterministic."""
 
 

@@ -153,7 +153,7 @@ def explore_scenario(
     counterexample = None
     problem = ""
     if failing:
-        execution = min(failing, key=lambda e: (e[0].preemptions, len(e[0].schedule)))
+        execution = min(failing, key=lambda item: _canonical(item[0]))
         counterexample, problem = _confirm(loaded, execution[0], execution[1], granularity, variant)
     split = atomicity.finding()
     verdict = (
@@ -242,7 +242,7 @@ def _as_run(result: ScenarioResult) -> RunResult:
 
 def _grade(table: tuple[Outcome, ...], found: Exploration) -> tuple[tuple[TableRow, ...], list[tuple[Execution, str]]]:
     counts = [0] * len(table)
-    examples = [""] * len(table)
+    examples: list[Execution | None] = [None] * len(table)
     undeclared: list[TableRow] = []
     failing: list[tuple[Execution, str]] = []
     for key, count in found.counts.items():
@@ -261,14 +261,26 @@ def _grade(table: tuple[Outcome, ...], found: Exploration) -> tuple[tuple[TableR
             failing.append((execution, "undeclared outcome"))
             continue
         counts[index] += count
-        if not examples[index]:
-            examples[index] = execution.schedule
+        best = examples[index]
+        if best is None or _canonical(execution) < _canonical(best):
+            examples[index] = execution
         if table[index].grade is Grade.FORBIDDEN:
             failing.append((execution, f"FORBIDDEN: {table[index].reason}"))
     rows = tuple(
-        TableRow(row.grade.value, row.reason, dict(row.expect), counts[i], examples[i]) for i, row in enumerate(table)
+        TableRow(row.grade.value, row.reason, dict(row.expect), counts[i], _schedule(examples[i]))
+        for i, row in enumerate(table)
     )
     return (*rows, *undeclared), failing
+
+
+def _canonical(execution: Execution) -> tuple[int, int, str]:
+    """The order an example is chosen in, whatever order the search found them: fewest preemptions, then the
+    shortest schedule, then the smallest."""
+    return (execution.preemptions, len(execution.schedule), execution.schedule)
+
+
+def _schedule(execution: Execution | None) -> str:
+    return execution.schedule if execution is not None else ""
 
 
 def _confirm(
