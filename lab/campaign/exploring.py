@@ -117,7 +117,9 @@ def explore(
                 cells.append(found)
 
         partial = {race.name for race in races} != chosen.all_races
-        matrix = build_kill_matrix(races, max_schedules=settings.max_schedules, on_cell=cell_done, partial=partial)
+        matrix = build_kill_matrix(
+            races, max_schedules=settings.max_schedules, on_cell=cell_done, partial=partial, jobs=settings.jobs
+        )
     elif races:
         listener.note(f"kill matrix: not built: --variant {settings.variant} explores one variant")
     failed = [found for found in explorations if found.counterexample is not None]

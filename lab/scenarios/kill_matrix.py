@@ -96,8 +96,10 @@ def build_kill_matrix(
     granularities: Sequence[str] = GRANULARITIES,
     max_schedules: int = 20_000,
     on_cell: Callable[[ScenarioExploration], None] | None = None,
+    jobs: int | None = 1,
 ) -> KillMatrix:
-    """Explore every race scenario over each of its variants at each granularity.
+    """Explore every race scenario over each of its variants at each granularity (``jobs`` processes each, which
+    changes no cell: see :func:`lab.scenarios.exploring.explore_scenario`).
 
     A pinned counterexample (a scenario with a ``pin``) inherits its race's ``variants`` but is not a
     race: explored, its one-row table would make the correct variant look killed. It is left out.
@@ -114,7 +116,9 @@ def build_kill_matrix(
             if variant not in variants:
                 variants.append(variant)
             for granularity in granularities:
-                found = explore_scenario(race, granularity=granularity, variant=variant, max_schedules=max_schedules)
+                found = explore_scenario(
+                    race, granularity=granularity, variant=variant, max_schedules=max_schedules, jobs=jobs
+                )
                 if on_cell is not None:
                     on_cell(found)
                 cells.append(_cell(found))
