@@ -249,6 +249,15 @@ class TestPolicy:
         finally:
             gc.enable()
 
+    def test_the_collector_rests_while_actors_run(self) -> None:
+        """Collecting while a run runs would only traverse its books: the collector is off while actors run, and on
+        again once the run is over."""
+        collecting: list[bool] = []
+        s = Scheduler()
+        s.add_actor("a", lambda: collecting.append(gc.isenabled()))
+        assert s.run().status is RunStatus.FINISHED
+        assert collecting == [False] and gc.isenabled()
+
     def test_policy_refusal_stops_the_run_as_diverged(self) -> None:
         """A policy that raises (a replay that no longer matches) stops the run and says why."""
 
