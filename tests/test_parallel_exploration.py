@@ -126,8 +126,10 @@ def test_a_subtree_survives_being_written_as_one_line() -> None:
     text = subtree.to_text()
     assert "\n" not in text
     assert Subtree.from_text(text) == subtree
-    with pytest.raises(ValueError, match="not a subtree"):
+    with pytest.raises(UsageError, match="not a subtree"):
         Subtree.from_text('{"prefix": ""}')
+    with pytest.raises(UsageError, match="not a subtree"):
+        Subtree.from_text("not json")
 
 
 @pytest.mark.timeout(120)

@@ -18,7 +18,9 @@ get is a scheduling point (``scheduler.point(footprint)`` then ``scheduler.recor
 primitives do), and waiting parks the actor with ``scheduler.block``, so a deadlock is reported at once with the
 holders named (``lock 'Lock#2' held by b``). From any other thread (setup on the main thread, ``observe()`` after
 the run) it behaves like the real primitive: the blocking, return values and error messages are the standard
-library's own (the classes subclass the real ones, the locks wrap real locks). One deliberate difference,
+library's own (the classes subclass the real ones, the locks wrap real locks). So is a misuse, from any thread: a
+``ValueError`` or ``RuntimeError`` as the real primitive raises, outside the lab's ``LabError`` tree on purpose,
+since the code under test was written against the standard library. One deliberate difference,
 shared with :class:`lab.engine.primitives.LabLock`: a non-actor that would wait *forever* for a lock held by an
 actor gets a :class:`~lab.errors.ScheduleError` instead, since that actor is parked or gone and never releases it.
 

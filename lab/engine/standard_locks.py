@@ -37,8 +37,7 @@ class _StandInLock:
             return got
         run, me = acting
         if not blocking and timeout != -1:
-            # Outside the LabError tree on purpose, here and below: a stand-in raises what the primitive it replaces
-            # raises, with its message, since the code under test was written against the standard library.
+            # The standard library's error, outside the LabError tree on purpose (see lab.engine.standard).
             raise ValueError("can't specify a timeout for a non-blocking call")
         if timeout < 0 and timeout != -1:
             raise ValueError("timeout value must be positive")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lab.engine.footprint import Footprint
+from lab.errors import UsageError
 
 
 @dataclass
@@ -55,13 +56,13 @@ class Subtree:
 
     @classmethod
     def from_text(cls, text: str) -> Subtree:
-        """The subtree ``to_text`` wrote; a malformed line is a ``ValueError``."""
+        """The subtree ``to_text`` wrote; a malformed line (it came from a task queue) is a :class:`UsageError`."""
         try:
             data = json.loads(text)
             sleep = {int(k): {a: _footprint(fp) for a, fp in v.items()} for k, v in data["sleep"].items()}
             return cls(str(data["prefix"]), int(data["depth"]), _branch(data["branch"]), sleep)
-        except (KeyError, TypeError, AttributeError) as error:
-            raise ValueError(f"not a subtree: {error}") from None
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
+            raise UsageError(f"not a subtree: {error}") from None
 
 
 def _footprint_json(footprint: Footprint) -> list[list[str]]:
