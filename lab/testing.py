@@ -36,6 +36,7 @@ from rich.console import Console
 
 from lab.engine.explorer import DEFAULT_MAX_SCHEDULES
 from lab.engine.instrument import instrumented_function
+from lab.errors import UsageError
 from lab.render import replay_table
 from lab.scenarios.base import Lab, Scenario, actor
 from lab.scenarios.explaining import Explanation
@@ -111,7 +112,7 @@ def _explore(
     caller: int,
 ) -> tuple[ScenarioExploration, LoadedScenario]:
     if not actors:
-        raise ValueError("explore_code needs at least one actor")
+        raise UsageError("explore_code needs at least one actor")
     frame = next(
         (
             f

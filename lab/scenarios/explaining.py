@@ -495,6 +495,8 @@ def _race_from_json(data: Mapping[str, Any]) -> Race:
 
 
 def _text(value: object) -> str:
+    # _text and _count read a record from a folder: their TypeError and ValueError are what the auditor's reader
+    # (lab.evidence.verify.explore_checks) turns into a problem line, like json's own.
     if not isinstance(value, str):
         raise TypeError(f"{value!r} is not a string")
     return value

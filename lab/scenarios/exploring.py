@@ -248,7 +248,7 @@ def _grade(table: tuple[Outcome, ...], found: Exploration) -> tuple[tuple[TableR
     for key, count in found.counts.items():
         execution = found.executions[key]
         result = execution.payload
-        if not isinstance(result, ScenarioResult):
+        if not isinstance(result, ScenarioResult):  # an invariant of this module's own run_once, not a user's mistake
             raise TypeError("run_once must return a ScenarioResult payload")
         observed = result.observed
         index = next((i for i, row in enumerate(table) if row.matches(observed)), None)
