@@ -12,12 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from lab.engine.run import RunStatus
 from lab.engine.trace import Json
 from lab.errors import ScenarioError
 from lab.sessions.transactional import TransactionalChat
 from lab.sessions.versioned import VersionedSession
 
-RUN_STATUSES = ("FINISHED", "DEADLOCK")
+RUN_STATUSES = (RunStatus.FINISHED, RunStatus.DEADLOCK)
 """How a scenario may expect its run to end: a HUNG or DIVERGED run is never a lesson's outcome."""
 
 ONLY_REASON = "the one outcome this scenario's latches teach"
@@ -83,7 +84,7 @@ def only(*, run: str = "FINISHED", blocked_on: Mapping[str, str] | None = None, 
     """
     if run not in RUN_STATUSES:
         raise ScenarioError(f"only(run={run!r}): a scenario's run ends {' or '.join(RUN_STATUSES)}")
-    if blocked_on and run != "DEADLOCK":
+    if blocked_on and run != RunStatus.DEADLOCK:
         raise ScenarioError("only(blocked_on=...) describes a deadlock: add run='DEADLOCK'")
     return (Outcome(Grade.ACCEPTABLE, ONLY_REASON, {"run": run, **expect}, dict(blocked_on or {}), exact=True),)
 

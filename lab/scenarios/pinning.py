@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from lab.engine.granularity import Granularity
+from lab.engine.run import ActorEnd, RunStatus
 from lab.engine.schedule import parse_schedule
 from lab.engine.trace import Json, TraceEvent, sorted_detail
 from lab.errors import ScenarioError, UsageError
@@ -118,19 +119,19 @@ def outcome_allowed(table: Sequence[Outcome], observed: Mapping[str, Json]) -> b
 def _trace_outcomes(trace: Sequence[TraceEvent], actors: Sequence[str]) -> dict[str, Json]:
     """The run status and each actor's outcome, read back from the trace the way the scheduler reports them."""
     outcomes: dict[str, Json] = {}
-    status = "FINISHED"
+    status: str = RunStatus.FINISHED.value  # values stay plain text: an observed row is printed and written out
     for event in trace:
         if event.op == "end" and event.actor in actors:
             outcomes[event.actor] = event.detail.get("outcome")
         elif event.op == "error" and event.actor in actors:
-            outcomes[event.actor] = "ERROR"
+            outcomes[event.actor] = ActorEnd.ERROR.value
         elif event.op == "deadlock":
-            status = "DEADLOCK"
+            status = RunStatus.DEADLOCK.value
         elif event.op == "hang":
-            status = "HUNG"
-    if status == "FINISHED" and len(outcomes) < len(actors):
-        status = "UNFINISHED"  # a replay that diverged: its run check says why
-    unfinished = {"DEADLOCK": "BLOCKED", "HUNG": "HUNG"}.get(status, "UNFINISHED")
+            status = RunStatus.HUNG.value
+    if status == RunStatus.FINISHED and len(outcomes) < len(actors):
+        status = ActorEnd.UNFINISHED.value  # a replay that diverged: its run check says why
+    unfinished = ActorEnd.unfinished(status).value
     return {"run": status, **{actor: outcomes.get(actor, unfinished) for actor in actors}}
 
 
@@ -181,7 +182,7 @@ def save_counterexample(
 ) -> Path:
     """Write ``folder/NAME.py`` for the counterexample; refuses a bad name or an existing file."""
     check_new_name(name)
-    if replayed.run_status == "DIVERGED":
+    if replayed.run_status == RunStatus.DIVERGED:
         raise UsageError(
             f"the counterexample of {exploration.name} did not replay ({replayed.problem}); nothing was saved"
         )

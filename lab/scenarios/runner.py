@@ -15,7 +15,7 @@ from lab.engine.granularity import Granularity
 from lab.engine.instrument import InstrumentError, instrument_module
 from lab.engine.lines import LineTracer
 from lab.engine.policies import Policy
-from lab.engine.run import RunResult, RunStatus
+from lab.engine.run import ActorEnd, RunResult, RunStatus
 from lab.engine.schedule import ReplayPolicy
 from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS, Scheduler
 from lab.engine.standard import scheduler_aware_primitives
@@ -219,14 +219,14 @@ def _grade(
     """The checks of one run: how it ended, each actor, the final state and what deadlocked actors wait for (the
     one row of ``only(...)``, key by key), or else the table row it matched; then every invariant."""
     exact = _exact_row(cls)
-    wanted = dict(exact.expect) if exact is not None else {"run": "FINISHED"}
+    wanted = dict(exact.expect) if exact is not None else {"run": RunStatus.FINISHED.value}
     blocked_on = dict(exact.blocked_on) if exact is not None else {}
-    expect_run = str(wanted.pop("run", "FINISHED"))
+    expect_run = str(wanted.pop("run", RunStatus.FINISHED))
     checks = [_equal("run", f"run ends {expect_run}", expect_run, str(run.status), run.problem)]
     for actor in cls.actors:
         if actor in wanted:
             checks.append(_equal("outcome", f"{actor} -> {wanted[actor]}", wanted[actor], run.outcomes[actor]))
-        elif run.outcomes[actor] == "ERROR":
+        elif run.outcomes[actor] == ActorEnd.ERROR:
             checks.append(Check(f"{actor} does not raise", False, _last_line(run.errors.get(actor, "")), "outcome"))
     for key, value in wanted.items():
         if key not in cls.actors:
