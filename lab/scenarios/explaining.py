@@ -41,7 +41,7 @@ from typing import Any
 from lab.engine.footprint import Entry, Footprint, conflict, describe_entry, entries_conflict
 from lab.engine.granularity import Granularity
 from lab.engine.policies import DecisionPoint, KeepCurrent
-from lab.engine.run import RunResult
+from lab.engine.run import RunResult, RunStatus
 from lab.engine.schedule import ReplayPolicy, schedule_string
 from lab.engine.trace import Json
 from lab.scenarios.loader import LoadedScenario
@@ -429,7 +429,7 @@ def _swapped_order(actors: Sequence[str], clocks: Sequence[Mapping[str, int]], i
 
 def _allowed(table: Sequence[Outcome], result: ScenarioResult) -> Outcome | None:
     """The ACCEPTABLE or INTERESTING row ``result`` reaches with every invariant held, or ``None``."""
-    if result.run_status == "DIVERGED" or result.failed_invariants or result.verdict is Verdict.ERROR:
+    if result.run_status == RunStatus.DIVERGED or result.failed_invariants or result.verdict is Verdict.ERROR:
         return None
     row = next((row for row in table if row.matches(result.observed)), None)
     return row if row is not None and row.grade is not Grade.FORBIDDEN else None

@@ -16,7 +16,7 @@ from enum import StrEnum
 from lab.engine.atomicity import AtomicityCheck, run_parts
 from lab.engine.explorer import DEFAULT_MAX_SCHEDULES, Execution, Exploration, Explorer
 from lab.engine.granularity import Granularity
-from lab.engine.run import RunResult
+from lab.engine.run import RunResult, RunStatus
 from lab.engine.schedule import ReplayPolicy
 from lab.engine.trace import Json
 from lab.errors import ScenarioError
@@ -318,10 +318,10 @@ def replay_scenario(
         watchdog_seconds=watchdog_seconds,
         watch_states=watch_states,
     )
-    if result.run_status != "DIVERGED" and not policy.finished:
+    if result.run_status != RunStatus.DIVERGED and not policy.finished:
         return _diverged(result, f"the run ended with {policy.remaining} recorded choice(s) unused")
     return result
 
 
 def _diverged(result: ScenarioResult, problem: str) -> ScenarioResult:
-    return replace(result, run_status="DIVERGED", problem=problem)
+    return replace(result, run_status=RunStatus.DIVERGED.value, problem=problem)
