@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -267,7 +267,8 @@ class Explorer:
                 found.blocked += policy.asleep
             else:
                 found.schedules += 1
-                self._tally(found, run, key, payload, policy.preemptions, name)
+                if emit is None:  # a subtree's runs are tallied by the search that takes them
+                    self._tally(found, run, key, payload, policy.preemptions, name)
             if self._reduction:
                 self._record_executed(nodes, policy.first_new, run)
                 self._add_races(nodes, policy.first_new)
@@ -279,31 +280,33 @@ class Explorer:
             if not self._next_branch(nodes, found, floor) or (stop is not None and stop(nodes)):
                 return found
 
-    def pending_subtrees(self, nodes: Sequence[_Node]) -> list[Subtree]:
+    def pending_subtrees(self, nodes: Sequence[_Node]) -> Iterator[Subtree]:
         """The branches the search has planned but not begun, shallowest first (the ones it will reach last), each
-        as a subtree a worker can explore ahead of time, with the sleep sets the search will have there by then."""
-        found: list[Subtree] = []
+        as a subtree a worker can explore ahead of time, with the sleep sets the search will have there by then.
+        Lazily: a caller that needs one pays for one (the prefix is written only for a branch it is asked for)."""
         decisions: list[Decision] = []
+        sleep: dict[int, dict[str, Footprint]] = {}  # the decisions above with actors asleep (most have none)
         for depth, node in enumerate(nodes):
             if not node.chosen:
-                break
-            sleep = {
-                k: dict(nodes[k].sleep) | {q: fp for q, fp in nodes[k].explored.items() if q != nodes[k].chosen}
-                for k in range(depth)
-            }
-            prefix = schedule_string(decisions, self._actors)
-            below = {**node.sleep, **node.explored}
+                return
+            planned: list[tuple[Branch, dict[str, Footprint]]] = []
             if self._reduction:
+                below = {**node.sleep, **node.explored}  # asleep at this decision, and then each earlier branch
                 for branch in node.wakeup[1:]:
                     if branch.actor in node.enabled and branch.actor not in below:
-                        asleep = {q: fp for q, fp in below.items() if q != branch.actor}
-                        found.append(Subtree(prefix, depth, branch, {**sleep, depth: asleep}))
+                        planned.append((branch, {q: fp for q, fp in below.items() if q != branch.actor}))
                     below.setdefault(branch.actor, branch.footprint)
             else:
                 options = sorted(node.backtrack - node.done - node.sleep.keys(), key=self._order.__getitem__)
-                found.extend(Subtree(prefix, depth, Branch(option, frozenset())) for option in options)
+                planned = [(Branch(option, frozenset()), {}) for option in options]
+            if planned:
+                prefix = schedule_string(decisions, self._actors)
+                for branch, asleep in planned:
+                    yield Subtree(prefix, depth, branch, {**sleep, depth: asleep} if asleep else dict(sleep))
+            here = {q: fp for q, fp in {**node.sleep, **node.explored}.items() if q != node.chosen}
+            if here:
+                sleep[depth] = here
             decisions.append(Decision(node.enabled, node.chosen))
-        return found
 
     # -- one run -------------------------------------------------------------------------------------------------
 
@@ -665,13 +668,35 @@ class Recording:
         self.chosen: list[str] = []
 
     def choose(self, point: DecisionPoint) -> str:
-        """Note what ``point`` shows, then choose as the guide does."""
-        self.points.append(
-            (point.index, point.runnable, point.current, point.pending(), point.held(), point.last_step())
+        """Note what ``point`` shows, then let the guide choose from the noted copy (asked once, not twice)."""
+        pending, held, last = point.pending(), point.held(), point.last_step()
+        self.points.append((point.index, point.runnable, point.current, pending, held, last))
+        chosen = self._guide.choose(
+            DecisionPoint(point.index, point.runnable, point.current, Shown(pending, held, last))
         )
-        chosen = self._guide.choose(point)
         self.chosen.append(chosen)
         return chosen
+
+
+class Shown:
+    """What a decision point showed, served again (a ``RunView``): to a guide, from a recording."""
+
+    __slots__ = ("_held", "_last", "_pending")
+
+    def __init__(self, pending: dict[str, Footprint], held: dict[str, str], last: Footprint) -> None:
+        self._pending, self._held, self._last = pending, held, last
+
+    def pending_footprints(self) -> dict[str, Footprint]:
+        """The pending footprint of every unfinished actor, as shown."""
+        return self._pending
+
+    def locks_held(self) -> dict[str, str]:
+        """Which actor held each lock, as shown."""
+        return self._held
+
+    def last_step(self) -> Footprint:
+        """What the step before the decision touched, as shown."""
+        return self._last
 
 
 def run_class(run: RunResult) -> bytes:

@@ -38,12 +38,16 @@ from multiprocessing.process import BaseProcess
 from types import TracebackType
 from typing import Any
 
-from lab.engine.explorer import Explorer, Recording, run_class
+from lab.engine.explorer import Explorer, Recording, Shown, run_class
 from lab.engine.footprint import Footprint
 from lab.engine.policies import DecisionPoint, Policy
 from lab.engine.run import Access, Decision, RunResult
 from lab.engine.schedule import schedule_string
 from lab.engine.subtrees import Subtree
+
+_REST = 8
+"""Runs to wait, after finding no branch to give an idle worker, before looking again (looking costs a walk of the
+search's path)."""
 
 FORKS = "fork" in multiprocessing.get_all_start_methods()
 """Whether worker processes can be forked here; without, exploration runs in one process."""
@@ -54,24 +58,6 @@ _Taken = tuple[RunResult, str, object, bytes, list[Any]]
 
 class _Stop(Exception):
     """Raised in a worker when the coordinator asks it to leave its subtree."""
-
-
-class _Shown:
-    """What a recorded decision point showed, served again to the coordinator's policy (a ``RunView``)."""
-
-    __slots__ = ("_held", "_last", "_pending")
-
-    def __init__(self, pending: dict[str, Footprint], held: dict[str, str], last: Footprint) -> None:
-        self._pending, self._held, self._last = pending, held, last
-
-    def pending_footprints(self) -> dict[str, Footprint]:
-        return self._pending
-
-    def locks_held(self) -> dict[str, str]:
-        return self._held
-
-    def last_step(self) -> Footprint:
-        return self._last
 
 
 class _Trie:
@@ -102,7 +88,7 @@ class _Trie:
                 return None
             index, runnable, current, pending, held, last = node.point
             try:
-                chosen = policy.choose(DecisionPoint(index, runnable, current, _Shown(pending, held, last)))
+                chosen = policy.choose(DecisionPoint(index, runnable, current, Shown(pending, held, last)))
             except Exception:  # the policy would cut the run short or finds it diverged: run it for real
                 return None
             nxt = node.children.get(chosen)
@@ -139,6 +125,7 @@ class Speculation:
                 self._trie.add(*decoder.decode(message))
         self._given: set[tuple[str, int, str]] = set()
         self._next_ident = 0
+        self._rest = 0
 
     def __enter__(self) -> Speculation:
         context = multiprocessing.get_context("fork")
@@ -188,9 +175,13 @@ class Speculation:
                     worker.item, worker.stopping = None, False
 
     def _give(self, nodes: Sequence[Any]) -> None:
+        if self._rest > 0:  # nothing was left to give a moment ago: look again in a few runs, not at every one
+            self._rest -= 1
+            return
         idle = [w for w in self._workers if w.item is None and not w.stopping and w.process.is_alive()]
         if not idle:
             return
+        self._rest = _REST
         for subtree in self._explorer.pending_subtrees(nodes):
             key = (subtree.prefix, subtree.depth, subtree.branch.actor)
             if key in self._given:
@@ -199,7 +190,9 @@ class Speculation:
             worker = idle.pop(0)
             self._next_ident += 1
             worker.item, worker.ident = subtree, self._next_ident
-            worker.conn.send(("item", worker.ident, subtree.to_text()))
+            self._rest = 0
+            if not self._send(worker, ("item", worker.ident, subtree.to_text())):
+                worker.item = None
             if not idle:
                 return
 
@@ -212,7 +205,17 @@ class Speculation:
             if nodes[item.depth].chosen != item.branch.actor or self._prefix(nodes, item.depth) != item.prefix:
                 continue
             worker.stopping = True
-            worker.conn.send(("stop",))
+            self._send(worker, ("stop",))
+
+    @staticmethod
+    def _send(worker: _Worker, message: tuple[Any, ...]) -> bool:
+        """Send, or give the worker up if it is gone (the search runs what it would have run)."""
+        try:
+            worker.conn.send(message)
+        except OSError:
+            worker.stopping = True
+            return False
+        return True
 
     def _prefix(self, nodes: Sequence[Any], depth: int) -> str:
         return schedule_string([Decision(n.enabled, n.chosen) for n in nodes[:depth]], self._explorer.actors)
