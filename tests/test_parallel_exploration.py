@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from lab.engine import parallel
 from lab.engine.explorer import Explorer
 from lab.engine.parallel import FORKS, explore_work, split_work
 from lab.engine.run import RunResult
@@ -146,3 +147,14 @@ def test_work_handed_out_as_lines_comes_back_as_the_same_exploration() -> None:
     assert _record(spread) == _record(here)
     found = scenario_explorer(loaded, **settings).explore(done)
     assert found.reused > found.schedules // 2, f"only {found.reused} of {found.schedules} runs were taken"
+
+
+@pytest.mark.timeout(60)
+def test_without_fork_jobs_run_in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where fork does not exist, any jobs explores in this process, to the same record."""
+    monkeypatch.setattr(parallel, "FORKS", False)
+    loaded = _load("scenarios/race_two_requests.py")
+    alone = explore_scenario(loaded, variant="CheckOutsideLockSession", granularity="line")
+    spread = explore_scenario(loaded, variant="CheckOutsideLockSession", granularity="line", jobs=3)
+    assert multiprocessing.active_children() == []
+    assert _record(spread) == _record(alone)

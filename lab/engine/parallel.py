@@ -128,6 +128,8 @@ class Speculation:
         self._rest = 0
 
     def __enter__(self) -> Speculation:
+        if not self._count:  # no fork here, or only runs from elsewhere (done): nothing to start
+            return self
         context = multiprocessing.get_context("fork")
         try:
             for _ in range(self._count):
