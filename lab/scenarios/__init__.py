@@ -14,13 +14,26 @@ from lab.scenarios.explaining import Explanation, replay_command
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario, replay_scenario
 from lab.scenarios.kill_matrix import KillCell, KillMatrix, build_kill_matrix, race_scenario
 from lab.scenarios.loader import BrokenScenario, LoadedScenario, discover, load, load_all
-from lab.scenarios.outcomes import Grade, Outcome, acceptable, chat_state, forbidden, interesting, only, versioned_state
+from lab.scenarios.outcomes import (
+    FAILING_GRADES,
+    UNDECLARED,
+    Grade,
+    Outcome,
+    acceptable,
+    chat_state,
+    forbidden,
+    interesting,
+    only,
+    versioned_state,
+)
 from lab.scenarios.pinning import describe_pin, is_pinned, pinned_scenario, save_counterexample
 from lab.scenarios.runner import GRANULARITIES, Check, ScenarioResult, Verdict, run_scenario
 from lab.scenarios.template import check_new_name, write_template
 
 __all__ = [
+    "FAILING_GRADES",
     "GRANULARITIES",
+    "UNDECLARED",
     "BrokenScenario",
     "Check",
     "Explanation",

@@ -22,7 +22,7 @@ from lab.engine.trace import Json
 from lab.errors import ScenarioError
 from lab.scenarios.explaining import Explanation, explain_failure
 from lab.scenarios.loader import LoadedScenario
-from lab.scenarios.outcomes import Grade, Outcome
+from lab.scenarios.outcomes import UNDECLARED, Grade, Outcome
 from lab.scenarios.runner import ScenarioResult, run_scenario
 
 EXPLORE_WATCHDOG_SECONDS = 2.0
@@ -256,7 +256,7 @@ def _grade(table: tuple[Outcome, ...], found: Exploration) -> tuple[tuple[TableR
             failing.append((execution, "invariant broken: " + "; ".join(result.failed_invariants)))
         if index is None:
             undeclared.append(
-                TableRow("UNDECLARED", "reached, but matches no row of the table", observed, count, execution.schedule)
+                TableRow(UNDECLARED, "reached, but matches no row of the table", observed, count, execution.schedule)
             )
             failing.append((execution, "undeclared outcome"))
             continue

@@ -36,6 +36,13 @@ class Grade(StrEnum):
     """Must never happen: reaching it fails the scenario."""
 
 
+UNDECLARED = "UNDECLARED"
+"""The grade of the row the explorer adds for an outcome no declared row matches; a table never declares it."""
+
+FAILING_GRADES = frozenset({Grade.FORBIDDEN.value, UNDECLARED})
+"""The grades of a graded table's rows that fail an exploration once some schedule reaches them."""
+
+
 @dataclass(frozen=True)
 class Outcome:
     """One row of an outcome table: what was observed (only the keys given are compared), its grade, and why.

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lab.scenarios.explaining import replay_command
-
-FAILING_GRADES = ("FORBIDDEN", "UNDECLARED")
+from lab.scenarios.outcomes import FAILING_GRADES, UNDECLARED, Grade
 
 
 @dataclass(frozen=True)
@@ -44,8 +43,8 @@ def failing_schedules(record: Mapping[str, Any]) -> list[Failing]:
 
 
 def _is_for(row: Mapping[str, Any], example: Mapping[str, Any]) -> bool:
-    if row["grade"] == "FORBIDDEN":
+    if row["grade"] == Grade.FORBIDDEN:
         return bool(example["why"] == f"FORBIDDEN: {row['reason']}")
     return bool(
-        row["grade"] == "UNDECLARED" and example["why"] == "undeclared outcome" and row["expect"] == example["observed"]
+        row["grade"] == UNDECLARED and example["why"] == "undeclared outcome" and row["expect"] == example["observed"]
     )

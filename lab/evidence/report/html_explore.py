@@ -14,6 +14,7 @@ from typing import Any
 from lab.evidence.report.failing import failing_schedules
 from lab.evidence.report.html_kit import badge, esc, strip_html
 from lab.scenarios.explaining import replay_command
+from lab.scenarios.outcomes import FAILING_GRADES
 
 
 def exploration_html(
@@ -78,7 +79,7 @@ def _exploration(rel: str, record: Mapping[str, Any], actors: Sequence[str]) -> 
             parts.append(_explanation(record))
         parts.append("</div>")
     for row in record["rows"]:
-        if row["grade"] in ("FORBIDDEN", "UNDECLARED") or not row["schedules"] or not row["example"]:
+        if row["grade"] in FAILING_GRADES or not row["schedules"] or not row["example"]:
             continue
         command = replay_command(record["name"], row["example"], record["granularity"], record["variant"])
         parts += [

@@ -36,6 +36,7 @@ from lab.evidence.records.schema import (
 from lab.evidence.records.text import cell_name, shown
 from lab.scenarios.explaining import Explanation
 from lab.scenarios.exploring import ExploreVerdict
+from lab.scenarios.outcomes import FAILING_GRADES
 
 _STATUS: dict[str, str] = {
     ExploreVerdict.FAIL: "killed",
@@ -193,7 +194,7 @@ def _is_count(value: object) -> bool:
 def _check_verdict(record: Mapping[str, Any], say: Callable[[str], None]) -> None:
     """The verdict the rows and outcomes make: FAIL when a FORBIDDEN or undeclared outcome was reached or an
     invariant broke, else PASS when nothing cut the search short, else INCOMPLETE."""
-    failing = any(row["schedules"] and row["grade"] in {"FORBIDDEN", "UNDECLARED"} for row in record["rows"]) or any(
+    failing = any(row["schedules"] and row["grade"] in FAILING_GRADES for row in record["rows"]) or any(
         outcome["broken"] for outcome in record["outcomes"]
     )
     complete = not (record["bounded"] or record["budget_hit"])
