@@ -540,6 +540,7 @@ class Scheduler:
 
 _pausing = _thread.allocate_lock()
 _paused_runs = 0
+_heap_frozen = False
 
 
 @contextlib.contextmanager
@@ -550,12 +551,21 @@ def _collector_paused() -> Iterator[None]:
     until it ends: collecting while it runs only traverses them, promotes them, and every dozen runs of a
     line-granularity exploration sets off a collection of the whole heap, which cost a third of its time. The
     allocation counts go on meanwhile, so the collector runs as soon as the run is over and frees any cycle the
-    code under test made (nothing is kept from it, unlike ``gc.freeze``). Runs at once in several threads pause it
-    together; it is left alone when the program had disabled it.
+    code under test made (nothing is kept from it). Runs at once in several threads pause it together; it is left
+    alone when the program had disabled it.
+
+    Once per process, at the first run, what exists then (the modules, their classes and functions, the program
+    and its first world) is frozen (``gc.freeze``): every later collection of the whole heap, which an exploration
+    sets off every dozen runs, then looks only at what came after (7.7 ms of CPU per line-granularity execution of
+    the two-request race down to 6.6). What is frozen is still freed when nothing refers to it; only a cycle
+    among those first objects would never be collected.
     """
-    global _paused_runs
+    global _paused_runs, _heap_frozen
     with _pausing:
         pause = _paused_runs > 0 or gc.isenabled()
+        if pause and not _heap_frozen:
+            gc.freeze()
+            _heap_frozen = True
         if pause:
             _paused_runs += 1
             gc.disable()
