@@ -41,7 +41,7 @@ from typing import Any
 from lab.engine.explorer import Explorer, Recording, Shown, run_class
 from lab.engine.footprint import Footprint
 from lab.engine.policies import DecisionPoint, Policy
-from lab.engine.run import Access, Decision, RunResult
+from lab.engine.run import Decision, RunResult
 from lab.engine.schedule import schedule_string
 from lab.engine.subtrees import Subtree
 
@@ -264,11 +264,12 @@ def _footprints(points: Sequence[_Point], last: tuple[Footprint, ...]) -> tuple[
     return tuple(point[5] for point in points[1:]) + last
 
 
-def _stepless(part: Any) -> Any:
-    """A part of a run's digest with the step numbers of its accesses set to 0, so that equal parts of different
-    runs are sent once: what merges them keeps one access per place and reads no step number from it."""
-    if isinstance(part, tuple) and len(part) == 4 and isinstance(part[2], tuple):
-        return (*part[:2], tuple(a._replace(step=0) if isinstance(a, Access) else a for a in part[2]), part[3])
+def _part_key(part: Any) -> Any:
+    """What tells parts of run digests apart. A part of an atomicity digest (``run_parts``) is its place, what it
+    accessed and its windows; its accesses add only their step numbers, which differ from run to run and which
+    nothing that merges them reads, so a part seen once is sent once, with the accesses of the first run."""
+    if isinstance(part, tuple) and len(part) == 4:
+        return (part[0], part[1], part[3])
     return part
 
 
@@ -292,10 +293,11 @@ class _Encoder:
         self._last = chosen
         parts: list[Any] = []
         ids: list[int] = []
-        for part in map(_stepless, self._explorer.digest(run)):  # runs share most parts: each is sent once
-            number = self._numbers.get(part)
+        for part in self._explorer.digest(run):  # runs share most parts: each is sent once
+            known = _part_key(part)
+            number = self._numbers.get(known)
             if number is None:
-                number = self._numbers[part] = len(self._numbers)
+                number = self._numbers[known] = len(self._numbers)
                 parts.append(part)
             ids.append(number)
         slim = _slimmed(run, points, chosen)
