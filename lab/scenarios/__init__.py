@@ -27,12 +27,14 @@ from lab.scenarios.outcomes import (
     versioned_state,
 )
 from lab.scenarios.pinning import describe_pin, is_pinned, pinned_scenario, save_counterexample
+from lab.scenarios.results import NOT_RUN
 from lab.scenarios.runner import GRANULARITIES, Check, ScenarioResult, Verdict, run_scenario
 from lab.scenarios.template import check_new_name, write_template
 
 __all__ = [
     "FAILING_GRADES",
     "GRANULARITIES",
+    "NOT_RUN",
     "UNDECLARED",
     "BrokenScenario",
     "Check",

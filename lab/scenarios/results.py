@@ -26,6 +26,11 @@ class Verdict(StrEnum):
     failure, and never dropped from the evidence."""
 
 
+NOT_RUN = "NOT_RUN"
+"""The run status of a scenario that never reached the scheduler (its setup raised, it was skipped, or its worker
+did not report); every other run status is a :class:`~lab.engine.run.RunStatus`."""
+
+
 @dataclass(frozen=True, slots=True)
 class Check:
     """One named expectation, whether it held, and why not.

@@ -24,7 +24,7 @@ from lab.errors import ScenarioError, Unavailable, UsageError
 from lab.scenarios.base import Lab, Scenario
 from lab.scenarios.loader import LoadedScenario
 from lab.scenarios.outcomes import Grade, Outcome
-from lab.scenarios.results import Check, ScenarioResult, Verdict, outcome_text
+from lab.scenarios.results import NOT_RUN, Check, ScenarioResult, Verdict, outcome_text
 from lab.scenarios.under_test import files_to_trace, files_under_test, modules_under_test
 from lab.sessions.stores import stores_used
 from lab.text import one_line, shorten
@@ -279,7 +279,7 @@ def _errored(loaded: LoadedScenario, problem: str, details: str, *, run: RunResu
         source=loaded.cls.source,
         mutant=loaded.cls.mutant,
         verdict=Verdict.ERROR,
-        run_status=str(run.status) if run is not None else "NOT_RUN",
+        run_status=str(run.status) if run is not None else NOT_RUN,
         expect=expected_outcomes(loaded.cls),
         outcomes=dict(run.outcomes) if run is not None else {},
         state={},

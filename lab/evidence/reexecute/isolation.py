@@ -41,6 +41,7 @@ from lab.engine.trace import TraceEvent, encode_trace
 from lab.evidence.records.records import result_fields
 from lab.evidence.records.text import refuse_constant
 from lab.scenarios.loader import BrokenScenario, load
+from lab.scenarios.results import NOT_RUN
 from lab.scenarios.runner import Check, ScenarioResult, Verdict, run_scenario
 
 ISOLATED = hasattr(os, "fork")
@@ -348,7 +349,7 @@ def _errored(path: Path, reason: str) -> ScenarioResult:
         source=path.name,
         mutant=False,
         verdict=Verdict.ERROR,
-        run_status="NOT_RUN",
+        run_status=NOT_RUN,
         expect={},
         outcomes={},
         state={},

@@ -11,9 +11,11 @@ import re
 from collections.abc import Sequence
 from html import escape
 
+from lab.engine.run import ActorEnd
 from lab.evidence.report.timeline import build_strip, runs
+from lab.scenarios.results import NOT_RUN
 
-LAB_STATUSES = frozenset({"ERROR", "BLOCKED", "HUNG", "UNFINISHED", "NOT_RUN"})
+LAB_STATUSES = frozenset({*ActorEnd, NOT_RUN})
 """Outcomes the lab itself gives an actor that did not end on its own."""
 _TOKEN = re.compile(r"[^A-Za-z0-9_-]")
 

@@ -46,6 +46,7 @@ from lab.evidence.records.schema import (
 from lab.evidence.records.text import shown
 from lab.evidence.verify.explore_checks import ExplorationEvidence, check_exploration, is_exploration_file
 from lab.evidence.verify.traces import check_against_trace, parse_trace
+from lab.scenarios.results import NOT_RUN
 from lab.scenarios.runner import Verdict
 
 
@@ -168,7 +169,7 @@ def _check_verdict(rel: str, result: Mapping[str, Any], problems: list[Problem])
     failed = sum(not check["passed"] for check in result["checks"])
     verdict = result["verdict"]
     if verdict == Verdict.SKIPPED:  # it ran nothing, so it has no checks, and it says why
-        if result["checks"] or result["run_status"] != "NOT_RUN" or not result["problem"]:
+        if result["checks"] or result["run_status"] != NOT_RUN or not result["problem"]:
             problems.append(
                 Problem(rel, "verdict is SKIPPED, but it has checks, a run status other than NOT_RUN, or no reason")
             )
