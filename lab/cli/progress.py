@@ -28,6 +28,7 @@ from lab.engine.explorer import Exploration
 from lab.errors import ScenarioError
 from lab.render import verdict_text
 from lab.scenarios.exploring import ScenarioExploration
+from lab.scenarios.kill_matrix import CellStatus
 from lab.scenarios.loader import BrokenScenario
 from lab.scenarios.runner import ScenarioResult
 
@@ -119,7 +120,7 @@ class CampaignProgress(_Display, Listener):
         if self._progress is not None and self._task is not None:
             self._progress.advance(self._task)
             return
-        status = {"FAIL": "killed", "PASS": "survived"}.get(found.verdict.value, "incomplete")
+        status = CellStatus.of(found.verdict)
         self._line(f"kill matrix: {found.variant} on {found.name} ({found.granularity}): {status}")
 
 

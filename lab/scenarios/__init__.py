@@ -12,7 +12,7 @@ from __future__ import annotations
 from lab.scenarios.base import Lab, Pin, Scenario, actor
 from lab.scenarios.explaining import Explanation, replay_command
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario, replay_scenario
-from lab.scenarios.kill_matrix import KillCell, KillMatrix, build_kill_matrix, race_scenario
+from lab.scenarios.kill_matrix import CellStatus, KillCell, KillMatrix, build_kill_matrix, race_scenario
 from lab.scenarios.loader import BrokenScenario, LoadedScenario, discover, load, load_all
 from lab.scenarios.outcomes import (
     FAILING_GRADES,
@@ -37,6 +37,7 @@ __all__ = [
     "NOT_RUN",
     "UNDECLARED",
     "BrokenScenario",
+    "CellStatus",
     "Check",
     "Explanation",
     "ExploreVerdict",

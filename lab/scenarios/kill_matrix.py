@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from lab.engine.granularity import Granularity
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario
@@ -17,6 +18,27 @@ from lab.scenarios.loader import LoadedScenario
 
 GRANULARITIES = (Granularity.PROBE, Granularity.LINE)
 """The granularities the kill matrix explores each cell at (instruction granularity is for a closer look)."""
+
+
+class CellStatus(StrEnum):
+    """What exploring one variant in one race scenario at one granularity found, in the kill matrix's words."""
+
+    KILLED = "killed"
+    """The exploration failed: it found this variant's bug (for a correct variant, a false alarm)."""
+    SURVIVED = "survived"
+    """The exploration passed: every schedule that matters was run and none failed."""
+    INCOMPLETE = "incomplete"
+    """Nothing failed, but a bound or the budget cut the search short."""
+
+    @classmethod
+    def of(cls, verdict: str) -> CellStatus:
+        """The cell's word for an exploration's verdict (an :class:`ExploreVerdict` or its text from a record).
+
+        >>> CellStatus.of(ExploreVerdict.FAIL), CellStatus.of("INCOMPLETE")
+        (<CellStatus.KILLED: 'killed'>, <CellStatus.INCOMPLETE: 'incomplete'>)
+        """
+        words: dict[str, CellStatus] = {ExploreVerdict.FAIL: cls.KILLED, ExploreVerdict.PASS: cls.SURVIVED}
+        return words.get(verdict, cls.INCOMPLETE)
 
 
 @dataclass(frozen=True)
@@ -34,7 +56,7 @@ class KillCell:
     @property
     def killed(self) -> bool:
         """True when exploration found this variant's bug."""
-        return self.status == "killed"
+        return self.status == CellStatus.KILLED
 
 
 @dataclass(frozen=True)
@@ -84,7 +106,7 @@ class KillMatrix:
         found += [  # an incomplete cell matters unless the mutant is killed elsewhere: then the claim still holds
             f"{c.scenario} over {c.variant} ({c.granularity}) is incomplete"
             for c in self.cells
-            if c.status == "incomplete" and (c.variant in self.correct or c.variant not in killed)
+            if c.status == CellStatus.INCOMPLETE and (c.variant in self.correct or c.variant not in killed)
         ]
         return found
 
@@ -131,7 +153,7 @@ def race_scenario(item: LoadedScenario) -> bool:
 
 
 def _cell(found: ScenarioExploration) -> KillCell:
-    status = {ExploreVerdict.FAIL: "killed", ExploreVerdict.PASS: "survived"}.get(found.verdict, "incomplete")
+    status = CellStatus.of(found.verdict).value  # the cell keeps its text: records are read back into cells
     example = found.counterexample
     return KillCell(
         found.variant,

@@ -16,6 +16,7 @@ from lab.evidence.report.failing import failing_schedules
 from lab.evidence.report.mermaid import schedule_diagram
 from lab.evidence.report.timeline import value_text
 from lab.scenarios.explaining import replay_command
+from lab.scenarios.kill_matrix import CellStatus
 
 
 def exploration_section(
@@ -144,7 +145,7 @@ def _kill_matrix(kill: Mapping[str, Any]) -> list[str]:
         for scenario in scenarios:
             cells = [c for c in kill["cells"] if c["variant"] == variant and c["scenario"] == scenario]
             row.append(_matrix_cell(cells))
-            killed += [c for c in cells if c["status"] == "killed"]
+            killed += [c for c in cells if c["status"] == CellStatus.KILLED]
         lines.append("| " + " | ".join(row) + " |")
     if killed:
         lines += ["", "Counterexamples:", ""]
@@ -161,10 +162,10 @@ def _matrix_cell(cells: Sequence[Mapping[str, Any]]) -> str:
     by_status: dict[str, list[str]] = {}
     for cell in cells:
         by_status.setdefault(cell["status"], []).append(cell["granularity"])
-    if len(by_status) == 1 and "killed" not in by_status:
+    if len(by_status) == 1 and CellStatus.KILLED not in by_status:
         return next(iter(by_status))
     text = " · ".join(f"{status} ({', '.join(grains)})" for status, grains in sorted(by_status.items()))
-    shortest = min((c["schedule"] for c in cells if c["status"] == "killed"), key=len, default="")
+    shortest = min((c["schedule"] for c in cells if c["status"] == CellStatus.KILLED), key=len, default="")
     return text + (f": `{shortest}`" if shortest else "")
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from lab.evidence.report.failing import failing_schedules
 from lab.evidence.report.html_kit import badge, esc, strip_html
 from lab.scenarios.explaining import replay_command
+from lab.scenarios.kill_matrix import CellStatus
 from lab.scenarios.outcomes import FAILING_GRADES
 
 
@@ -133,7 +134,7 @@ def _kill_matrix(kill: Mapping[str, Any]) -> str:
             )
         parts.append("".join(row) + "</tr>")
     parts.append("</table></div>")
-    killed = [c for c in kill["cells"] if c["status"] == "killed"]
+    killed = [c for c in kill["cells"] if c["status"] == CellStatus.KILLED]
     if killed:
         parts.append("<p>Counterexamples:</p><ul>")
         parts += [

@@ -36,13 +36,9 @@ from lab.evidence.records.schema import (
 from lab.evidence.records.text import cell_name, shown
 from lab.scenarios.explaining import Explanation
 from lab.scenarios.exploring import ExploreVerdict
+from lab.scenarios.kill_matrix import CellStatus
 from lab.scenarios.outcomes import FAILING_GRADES
 
-_STATUS: dict[str, str] = {
-    ExploreVerdict.FAIL: "killed",
-    ExploreVerdict.PASS: "survived",
-    ExploreVerdict.INCOMPLETE: "incomplete",
-}
 _ALLOWED = ("ACCEPTABLE", "INTERESTING")
 
 
@@ -296,7 +292,7 @@ def _check_kill_matrix(
         if cell is None:
             continue
         example = record["counterexample"]
-        mine = (_STATUS[record["verdict"]], record["schedules"], example["schedule"] if example else "")
+        mine = (CellStatus.of(record["verdict"]).value, record["schedules"], example["schedule"] if example else "")
         theirs = (cell["status"], cell["schedules"], cell["schedule"])
         if mine != theirs:
             say(
