@@ -471,36 +471,34 @@ class _Walk:
         """The objects found, each with the path that reached it first."""
         found: list[tuple[object, str]] = []
         seen: set[int] = set()
-        before = self._before
+        before, known, sorts = self._before, self._known, _WALK_SORT
         queue: deque[tuple[str, object, int]] = deque((path, obj, 0) for path, obj in roots)
         while queue and len(found) < 20_000:
             path, obj, depth = queue.popleft()
-            if id(obj) in seen or id(obj) in self._known:
+            key = id(obj)
+            if key in seen or key in known:
                 continue
-            gone_through = before.get(id(obj))
+            gone_through = before.get(key)
             if gone_through is not None and gone_through[0] <= depth:
                 continue
-            seen.add(id(obj))
+            seen.add(key)
             kind = type(obj)
-            if kind.__module__.startswith(_LAB_MODULES) or isinstance(obj, types.ModuleType):
+            sort = sorts[kind]
+            if sort is _Sort.PASS:
                 continue
             children: list[tuple[str, object]]
-            if isinstance(obj, staticmethod | classmethod):
-                children = [(path, obj.__func__)]
-            elif isinstance(obj, property | types.MemberDescriptorType | types.GetSetDescriptorType):
-                continue  # the descriptor itself holds no state of the program
-            elif isinstance(obj, type):
-                if obj.__module__ not in self._owners or issubclass(obj, enum.Enum):
+            if sort is _Sort.WRAPPER:
+                children = [(path, obj.__func__)]  # type: ignore[attr-defined]
+            elif sort is _Sort.CLASS:
+                if obj.__module__ not in self._owners or issubclass(obj, enum.Enum):  # type: ignore[arg-type]
                     continue  # another module's class, or an enum (its members cannot change)
                 children = [
                     (f"{path}.{name}", value) for name, value in list(vars(obj).items()) if not name.startswith("__")
                 ]  # class-level data of a module under test
-            elif kind in _CODE_LIKE:
+            elif sort is _Sort.CODE:
                 if kind is types.FunctionType and getattr(obj, "__module__", None) not in self._owners and depth == 0:
                     continue  # a function a module under test imported: not its state
                 children = _held_by_code(path, obj)  # what a function or bound method holds, not itself
-            elif kind is not tuple and _immutable(obj):
-                continue
             else:
                 found.append((obj, path))
                 children = _children(path, obj) if depth < 6 else []
@@ -513,6 +511,41 @@ class _Walk:
 
 
 _LAB_MODULES = ("lab.engine", "lab.scenarios.base")
+
+
+class _Sort(enum.Enum):
+    """What the walk does with an object, which its type alone decides (but for a class: whose it is)."""
+
+    PASS = "pass"  # the lab's machinery, a module, a descriptor, an immutable value: nothing of the program's state
+    WRAPPER = "wrapper"  # a static or class method: go on to its function
+    CLASS = "class"  # a class: its class-level data, when a module under test defines it
+    CODE = "code"  # a function or bound method: what it captures or is bound to
+    DATA = "data"  # the program's state: named, and gone through
+
+
+class _WalkSorts(dict[type, _Sort]):
+    """Type -> :class:`_Sort`, worked out once per type (the walk meets hundreds of objects a run)."""
+
+    def __missing__(self, kind: type) -> _Sort:
+        if kind.__module__.startswith(_LAB_MODULES) or issubclass(kind, types.ModuleType):
+            sort = _Sort.PASS
+        elif issubclass(kind, staticmethod | classmethod):
+            sort = _Sort.WRAPPER
+        elif issubclass(kind, property | types.MemberDescriptorType | types.GetSetDescriptorType):
+            sort = _Sort.PASS  # the descriptor itself holds no state of the program
+        elif issubclass(kind, type):
+            sort = _Sort.CLASS
+        elif kind in _CODE_LIKE:
+            sort = _Sort.CODE
+        elif kind is not tuple and _IMMUTABLE_TYPE[kind]:
+            sort = _Sort.PASS
+        else:
+            sort = _Sort.DATA
+        self[kind] = sort
+        return sort
+
+
+_WALK_SORT = _WalkSorts()
 
 
 def _opaque_getter(descriptor: property, run: Recording) -> bool:
