@@ -19,6 +19,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
+from lab.engine.run import RunStatus
 from lab.engine.trace import TraceEvent
 from lab.evidence.report.timeline import Mark, Wait, build_strip, build_timeline, runs
 
@@ -113,8 +114,8 @@ def _wake(wait: Wait, mark: Mark, ids: dict[str, str], width: int) -> list[str]:
 def _lab_lines(text: str) -> list[str]:
     """A lab row's text, a deadlock's blocked actors each on a line of their own."""
     head, _, rest = text.partition(": ")
-    if head == "DEADLOCK" and rest:
-        return ["DEADLOCK", *rest.split("; ")]
+    if head == RunStatus.DEADLOCK and rest:
+        return [head, *rest.split("; ")]
     return [text]
 
 

@@ -18,6 +18,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from lab.engine.run import ActorEnd, RunStatus
 from lab.engine.trace import Json, TraceEvent
 
 MAX_ROWS = 400
@@ -126,7 +127,7 @@ def lab_text(event: TraceEvent) -> str:
     if event.op == "deadlock":
         blocked = event.detail.get("blocked", [])
         waits = [f"{pair[0]} waits for {pair[1]}" for pair in blocked if isinstance(pair, list) and len(pair) == 2]
-        return "DEADLOCK: " + "; ".join(waits) if waits else "DEADLOCK"
+        return f"{RunStatus.DEADLOCK}: " + "; ".join(waits) if waits else RunStatus.DEADLOCK.value
     if event.op == "final":
         return "final state " + value_text(dict(event.detail))
     return with_detail(event.op.upper() if event.op == "hang" else event.op, event.detail)
@@ -263,7 +264,8 @@ def _mark(row: int, group: list[TraceEvent], wakes: bool, waits: str) -> Mark:
             outcome = str(first.detail.get("outcome", "?"))
             return Mark(row, actor, "end", op, obj, f"ends {outcome}", outcome)
         if op == "error":
-            return Mark(row, actor, "error", op, obj, f"raised {value_text(first.detail.get('type', '?'))}", "ERROR")
+            raised = f"raised {value_text(first.detail.get('type', '?'))}"
+            return Mark(row, actor, "error", op, obj, raised, ActorEnd.ERROR.value)
         if op == "note":
             return Mark(
                 row, actor, "note", op, obj, with_detail(str(first.detail.get("text", "")), first.detail, "text")
