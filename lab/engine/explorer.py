@@ -215,13 +215,16 @@ class Explorer:
         self._search(seed=subtree, emit=emit)
 
     def split(self, at_least: int) -> list[Subtree]:
-        """Search here until at least ``at_least`` planned branches are not begun, and return them as subtrees
-        (none when the search ends first)."""
+        """Search here until at least ``at_least`` planned branches are not begun, or for ``at_least`` runs if that
+        comes first, and return the branches not begun as subtrees (none when the search ended first)."""
         pending: list[Subtree] = []
+        runs = 0
 
         def enough(nodes: list[_Node]) -> bool:
+            nonlocal runs
+            runs += 1
             pending.extend(self.pending_subtrees(nodes))
-            if len(pending) >= at_least:
+            if len(pending) >= at_least or (runs >= at_least and pending):
                 return True
             pending.clear()
             return False
@@ -301,7 +304,7 @@ class Explorer:
                 planned = [(Branch(option, frozenset()), {}) for option in options]
             if planned:
                 prefix = schedule_string(decisions, self._actors)
-                for branch, asleep in planned:
+                for branch, asleep in reversed(planned):
                     yield Subtree(prefix, depth, branch, {**sleep, depth: asleep} if asleep else dict(sleep))
             here = {q: fp for q, fp in {**node.sleep, **node.explored}.items() if q != node.chosen}
             if here:

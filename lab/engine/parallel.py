@@ -323,8 +323,9 @@ class _Decoder:
 
 def split_work(explorer: Explorer, at_least: int) -> list[str]:
     """Work items for other machines: run the search here until it has planned at least ``at_least`` branches it
-    has not begun, and return those subtrees, one line of text each (none when the search ended first: it is
-    small enough for one machine). Hand each line to :func:`explore_work` anywhere the same checkout runs."""
+    has not begun (or for ``at_least`` runs, if that comes first), and return those subtrees, one line of text each
+    (none when the search ended first: it is small enough for one machine). Hand each line to
+    :func:`explore_work` anywhere the same checkout runs."""
     return [subtree.to_text() for subtree in explorer.split(at_least)]
 
 
