@@ -22,6 +22,7 @@ import _thread
 import contextlib
 import ctypes
 import gc
+import os
 import sys
 import threading
 import time
@@ -577,6 +578,18 @@ def _collector_paused() -> Iterator[None]:
                 _paused_runs -= 1
                 if _paused_runs == 0:
                     gc.enable()
+
+
+def _after_fork_in_child() -> None:
+    """A child forked while a run ran in another thread has no run of its own: the collector is back on there."""
+    global _pausing, _paused_runs
+    _pausing = _thread.allocate_lock()
+    if _paused_runs:
+        _paused_runs = 0
+        gc.enable()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _ran() -> None:
