@@ -19,6 +19,9 @@ Two reductions keep the count small without losing an outcome (given honest foot
 
 An optional **preemption bound** (as in CHESS) skips schedules that switch away from a runnable actor more than K
 times; a bound that skipped anything makes the result INCOMPLETE, never a pass. So does the schedule budget.
+
+Over 300 lines: one algorithm over one private tree of nodes (the search, its wakeup trees, sleep sets and race
+reversal, and the policy that steers each run down it), clearer read in one place.
 """
 
 from __future__ import annotations

@@ -24,6 +24,9 @@ never run the same subtree for long.
 Workers are forked (the scenario modules, loaded by path, are already in memory), talk over pipes, take no thread
 with them (the pool of idle actor threads is emptied in a forked child) and are stopped and reaped when the
 exploration ends, however it ends. Where ``fork`` does not exist, exploration runs in one process.
+
+Over 300 lines: both halves of one protocol (the coordinator's and the workers', and the messages between them),
+which only make sense together.
 """
 
 from __future__ import annotations
