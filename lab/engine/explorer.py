@@ -255,8 +255,9 @@ class Explorer:
                 run, key, payload, name, digested = reused
                 found.reused += 1
             else:
-                del nodes[policy.start :]  # a partly followed run that was not there is run for real
-                policy = _Guide(self, nodes, found, policy.seed)
+                if speculation is not None:  # a partly followed run that was not there is run for real, afresh
+                    del nodes[policy.start :]
+                    policy = _Guide(self, nodes, found, policy.seed)
                 if emit is None:
                     run, key, payload = self._run_once(policy)
                 else:
