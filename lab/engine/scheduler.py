@@ -541,7 +541,6 @@ class Scheduler:
 
 _pausing = _thread.allocate_lock()
 _paused_runs = 0
-_heap_frozen = False
 
 
 @contextlib.contextmanager
@@ -555,18 +554,13 @@ def _collector_paused() -> Iterator[None]:
     code under test made (nothing is kept from it). Runs at once in several threads pause it together; it is left
     alone when the program had disabled it.
 
-    Once per process, at the first run, what exists then (the modules, their classes and functions, the program
-    and its first world) is frozen (``gc.freeze``): every later collection of the whole heap, which an exploration
-    sets off every dozen runs, then looks only at what came after (7.7 ms of CPU per line-granularity execution of
-    the two-request race down to 6.6). What is frozen is still freed when nothing refers to it; only a cycle
-    among those first objects would never be collected.
+    The lab does not ``gc.freeze()`` the heap, although that would save about a sixth of a line-granularity run:
+    it is process-wide, and in the process of a user's test suite it would keep every cycle that existed before
+    the first run forever.
     """
-    global _paused_runs, _heap_frozen
+    global _paused_runs
     with _pausing:
         pause = _paused_runs > 0 or gc.isenabled()
-        if pause and not _heap_frozen:
-            gc.freeze()
-            _heap_frozen = True
         if pause:
             _paused_runs += 1
             gc.disable()
