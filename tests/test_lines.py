@@ -22,7 +22,9 @@ from types import ModuleType
 import pytest
 
 from lab.engine.lines import LineTracer
-from lab.engine.scheduler import DecisionPoint, Policy, RunResult, Scheduler
+from lab.engine.policies import DecisionPoint, Policy
+from lab.engine.run import RunResult
+from lab.engine.scheduler import Scheduler
 
 ROOT = Path(__file__).resolve().parent.parent
 
