@@ -40,7 +40,7 @@ from lab.engine.footprint import Footprint, conflict
 from lab.engine.interleavings import History, class_of
 from lab.engine.policies import DecisionPoint
 from lab.engine.policies import Policy as DecisionPolicy
-from lab.engine.run import Decision, RunResult
+from lab.engine.run import Decision, RunResult, RunStatus
 from lab.engine.schedule import parse_schedule, schedule_string
 from lab.engine.subtrees import Branch, Subtree
 from lab.errors import ScheduleError, UsageError
@@ -267,7 +267,7 @@ class Explorer:
                         emit(recording, run, key, payload)
             if self._adopt is not None and self._digest is not None:
                 self._adopt(digested if reused is not None else self._digest(run))
-            if run.status == "DIVERGED" and not policy.pruned:
+            if run.status == RunStatus.DIVERGED and not policy.pruned:
                 raise NondeterminismError(run.problem)
             if policy.pruned:
                 found.pruned += 1

@@ -44,7 +44,7 @@ from typing import Any
 from lab.engine.explorer import Explorer, Recording, Shown, run_class
 from lab.engine.footprint import Footprint
 from lab.engine.policies import DecisionPoint, Policy
-from lab.engine.run import Decision, RunResult
+from lab.engine.run import Decision, RunResult, RunStatus
 from lab.engine.schedule import schedule_string
 from lab.engine.subtrees import Subtree
 
@@ -340,7 +340,7 @@ def explore_work(explorer: Explorer, line: str) -> bytes:
     messages: list[tuple[Any, ...]] = []
 
     def emit(recording: Recording, run: RunResult, key: str, payload: object) -> None:
-        if run.status != "DIVERGED":
+        if run.status != RunStatus.DIVERGED:
             messages.append(encoder.encode(0, recording, run, key, payload))
 
     explorer.explore_subtree(Subtree.from_text(line), emit)
@@ -353,7 +353,7 @@ def _work(conn: Connection, explorer: Explorer) -> None:
     encoder = _Encoder(explorer)
 
     def emit(recording: Recording, run: RunResult, key: str, payload: object) -> None:
-        if run.status != "DIVERGED":
+        if run.status != RunStatus.DIVERGED:
             conn.send(encoder.encode(ident, recording, run, key, payload))
         if conn.poll():
             message = conn.recv()

@@ -34,9 +34,10 @@ from enum import StrEnum
 from lab.engine.footprint import EVERYTHING, NOTHING, Entry, Footprint
 from lab.engine.policies import DecisionPoint, KeepCurrent, Policy
 from lab.engine.pool import ACTOR_POOL
-from lab.engine.run import BlockedActor, Decision, RunResult, RunStatus, Waiting
+from lab.engine.run import ActorEnd, BlockedActor, Decision, RunResult, RunStatus, Waiting
 from lab.engine.steps import StepLog
 from lab.engine.trace import Json, TraceEvent, sorted_detail
+from lab.errors import UsageError
 
 DEFAULT_WATCHDOG_SECONDS = 10.0
 _LEAK_GRACE_SECONDS = 2.0
@@ -134,9 +135,9 @@ class Scheduler:
     def add_actor(self, name: str, body: Callable[[], object]) -> None:
         """Declare an actor; declaration order is the actors' number (lowest first)."""
         if self._started:
-            raise RuntimeError("actors must be added before the run starts")
+            raise UsageError("actors must be added before the run starts")
         if name in self._by_name:
-            raise ValueError(f"two actors are named {name!r}")
+            raise UsageError(f"two actors are named {name!r}")
         actor = _Actor(len(self._actors), name, body)
         self._actors.append(actor)
         self._by_name[name] = actor
@@ -301,7 +302,7 @@ class Scheduler:
         """
         actor = self._me()
         if actor is None:
-            raise RuntimeError("block() is only for actors")
+            raise UsageError("block() is only for actors")
         if self._aborted:
             raise _Aborted
         if executes is not None:
@@ -331,7 +332,7 @@ class Scheduler:
     def run(self) -> RunResult:
         """Run every actor to completion (or to a deadlock or hang) and return what happened."""
         if self._started:
-            raise RuntimeError("a scheduler runs once; make a new one")
+            raise UsageError("a scheduler runs once; make a new one")
         self._started = True
         begun = time.perf_counter()
         for actor in self._actors:
@@ -367,7 +368,7 @@ class Scheduler:
         return result
 
     def _unfinished_outcome(self) -> str:
-        return {RunStatus.DEADLOCK: "BLOCKED", RunStatus.HUNG: "HUNG"}.get(self._status, "UNFINISHED")
+        return ActorEnd.unfinished(self._status).value  # outcomes are plain text: an actor's own are any string
 
     def _actor_task(self, actor: _Actor) -> Callable[[], None]:
         def task() -> None:
@@ -400,7 +401,7 @@ class Scheduler:
         # an actor's failure is the scenario's result, not the lab's crash; sys.exit() in an actor is a failure too
         # (SystemExit is no Exception: uncaught, the actor never finished and the run waited for the watchdog)
         except (Exception, SystemExit) as error:
-            actor.outcome = "ERROR"
+            actor.outcome = ActorEnd.ERROR.value
             actor.error = "".join(traceback.format_exception(error))
             self.record("error", detail={"type": type(error).__name__})
         finally:
