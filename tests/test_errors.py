@@ -5,11 +5,18 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+from collections.abc import Callable
 
 import pytest
 
 import lab
+from lab.engine import Latch, Scheduler
+from lab.engine.subtrees import Subtree
 from lab.errors import ArgumentTypeError, LabError, UsageError
+from lab.hooks import note_shared_access
+from lab.messages import Message
+from lab.sessions.transactional import TransactionalChat
+from lab.transport.offline import OfflineTransport
 
 ALLOWED = {
     "lab.engine.explorer._Pruned": "control flow inside the explorer: raised and caught there, never escapes",
@@ -64,3 +71,36 @@ class TestErrorTree:
     def test_allowed_classes_are_private_or_unwind(self, name: str) -> None:
         """Only private classes (never seen by a caller) stand outside the tree."""
         assert name.rsplit(".", 1)[1].startswith("_")
+
+
+def _two_actors_of_one_name() -> None:
+    scheduler = Scheduler()
+    scheduler.add_actor("a", lambda: None)
+    scheduler.add_actor("a", lambda: None)
+
+
+def _a_second_run() -> None:
+    scheduler = Scheduler()
+    scheduler.add_actor("a", lambda: None)
+    scheduler.run()
+    scheduler.run()
+
+
+MISTAKES: dict[str, Callable[[], object]] = {
+    "two actors of one name": _two_actors_of_one_name,
+    "a scheduler run twice": _a_second_run,
+    "a latch counting below zero": lambda: Latch(Scheduler(), "go", -1),
+    "a message of an unknown role": lambda: Message("tool", "x"),
+    "a shared access neither read nor write": lambda: note_shared_access("db", mode="x"),
+    "a subtree line that is not JSON": lambda: Subtree.from_text("not json"),
+    "a chat keeping fewer than no pairs": lambda: TransactionalChat(OfflineTransport(), max_pairs=-1),
+}
+
+
+class TestCallerMistakes:
+    @pytest.mark.timeout(10)
+    @pytest.mark.parametrize("mistake", sorted(MISTAKES))
+    def test_a_callers_mistake_is_a_usage_error(self, mistake: str) -> None:
+        """What a caller got wrong raises UsageError (a command prints it as one line), not a bare ValueError."""
+        with pytest.raises(UsageError):
+            MISTAKES[mistake]()
