@@ -11,13 +11,14 @@ from typing import Any
 import lab
 from lab.engine.explorer import DEFAULT_MAX_SCHEDULES, Exploration
 from lab.engine.granularity import Granularity
+from lab.engine.run import RunStatus
 from lab.errors import ScenarioError, UsageError
 from lab.evidence.records.findings import AuditReport
 from lab.evidence.records.sources import is_checkout
 from lab.scenarios.exploring import ScenarioExploration
 from lab.scenarios.kill_matrix import KillMatrix
 from lab.scenarios.loader import BrokenScenario, LoadedScenario
-from lab.scenarios.runner import ScenarioResult
+from lab.scenarios.runner import ScenarioResult, Verdict
 
 DEFAULT_WATCHDOG = 10.0
 WATCHDOG_RANGE = (0.01, 3600.0)
@@ -115,12 +116,12 @@ class RunOutcome:
     def status(self) -> str:
         """The run's status as recorded in ``run.json`` and read back by the self-audit: decided once, there."""
         recorded = self.audit.run_status if self.audit is not None else None
-        return recorded or "FAIL"
+        return recorded or Verdict.FAIL
 
     @property
     def passed(self) -> bool:
         """Every check passed and the evidence verified."""
-        return self.status == "PASS" and self.audit is not None and self.audit.ok
+        return self.status == Verdict.PASS and self.audit is not None and self.audit.ok
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,4 +134,4 @@ class Replayed:
     @property
     def diverged(self) -> bool:
         """The schedule could not be followed to the end."""
-        return self.result.run_status == "DIVERGED"
+        return self.result.run_status == RunStatus.DIVERGED

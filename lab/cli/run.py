@@ -29,6 +29,7 @@ from lab.render import (
     summary_table,
 )
 from lab.scenarios.exploring import ExploreVerdict
+from lab.scenarios.runner import Verdict
 
 
 def add(commands: Any) -> None:
@@ -120,8 +121,9 @@ def main(args: argparse.Namespace, output: Output) -> int:
         )
     _print(outcome, output)
     audit = outcome.audit
+    checks = "all checks passed" if outcome.status == Verdict.PASS else "SOME CHECKS FAILED"
     output.line(
-        f"evidence written to {args.out} ({'all checks passed' if outcome.status == 'PASS' else 'SOME CHECKS FAILED'}"
+        f"evidence written to {args.out} ({checks}"
         f"; self-audit {'ok' if audit is not None and audit.ok else 'FOUND PROBLEMS'}"
         f"{'; signed: SHA256SUMS.sig' if args.sign else ''})"
     )
