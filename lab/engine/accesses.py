@@ -1,3 +1,4 @@
+# size: grown by accretion: the object walk that labels state (_Walk, _children, _key_of) should leave the hooks
 """What the instrumented code calls: every read and write of shared state, recorded by object identity as it runs.
 
 The modules under test are rewritten (see :mod:`lab.engine.instrument`) so that each attribute, subscript, global,

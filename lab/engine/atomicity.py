@@ -1,3 +1,4 @@
+# size: one analysis (epochs, sync order, access windows) that yields one verdict, the split step
 """Is the granularity fine enough? A step that the explorer treats as atomic, and that is not.
 
 The explorer only switches actors at scheduling points, so it treats everything one actor does between two points

@@ -1,3 +1,4 @@
+# size: one search (optimal DPOR: wakeup trees, sleep sets, races) keeps its state in one class
 """Systematic exploration: run the same actors under every schedule that matters, one fresh run per schedule.
 
 This is stateless model checking: nothing is snapshotted; each schedule is a fresh run from setup, steered by a

@@ -1,3 +1,4 @@
+# size: one AST rewriter must cover every access form (attribute, subscript, global, cell, call)
 """Rewrite the modules under test so that every access to shared state is recorded as it happens.
 
 Why rewriting, and not tracing: a trace hook (``sys.settrace`` line or opcode events, ``sys.monitoring``) says

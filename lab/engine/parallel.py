@@ -1,3 +1,4 @@
+# size: the coordinator and its workers share one wire format (_Encoder, _Decoder), kept beside both
 """All cores, one answer: worker processes run parts of the search ahead of time; the search itself stays one.
 
 The coordinator runs the one-process search (:class:`lab.engine.explorer.Explorer`) unchanged: the same nodes, the

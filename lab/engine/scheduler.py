@@ -1,3 +1,4 @@
+# size: the Scheduler is one state machine (baton, blocking, watchdog, leaks); its vocabulary is apart
 """A deterministic scheduler over real threads.
 
 Each actor runs on its own ``threading.Thread``, but only one runs at a time: the running actor holds the baton and

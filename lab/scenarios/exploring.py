@@ -1,10 +1,9 @@
+# size: exploring a scenario, grading what it reached and confirming its counterexample are one verdict
 """Explore a scenario under every schedule that matters and grade what comes out against its outcome table.
 
 A latch-ordered scenario must leave exactly the one outcome it teaches; a race scenario may reach every row of its
 table but no FORBIDDEN row and nothing undeclared, and its invariants must hold in every schedule. A failure is
 re-run once from its schedule string before it is reported, so a reported counterexample is one that replays.
-
-Over 300 lines: exploring a scenario, grading what it reached and confirming its counterexample are one verdict.
 """
 
 from __future__ import annotations

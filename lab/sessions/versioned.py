@@ -1,3 +1,4 @@
+# size: article 003's session whole: tickets, receipts and both state paths (memory, store) it guards
 """VersionedSession: article 003's session, where the network call happens outside the lock.
 
 ``begin()`` hands out an immutable :class:`Ticket` (the version and history the answer will be built on);

@@ -1,3 +1,4 @@
+# size: the live transport and the socket-level budget that enforces its deadline belong together
 """The live transport: one chat-completions POST over HTTP(S), with timeouts, a body cap and an optional deadline.
 
 It speaks to any OpenAI-compatible endpoint with the standard library's ``http.client`` only, so the lab keeps its

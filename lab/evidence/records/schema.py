@@ -1,3 +1,4 @@
+# size: one table of fields per record, in the one place docs/evidence.md's tables are checked against
 """The fields of each JSON record in an evidence folder, and a checker that names every one that is wrong.
 
 Each field is a predicate and the words for what it should be, so one table serves as both the check and the

@@ -1,3 +1,4 @@
+# size: the worker and the parent reading it share one pipe protocol and its limits
 """One scenario cannot harm another: each scenario file is loaded and run in a worker process of its own.
 
 :func:`run_file` forks a worker that loads one scenario file, runs it, and reports the result as JSON on a pipe;

@@ -1,3 +1,4 @@
+# size: the audit's order of checks, and its trust decisions around re-execution (drift, the copy)
 """Audit an evidence folder: integrity, consistency, sources and drift, re-execution; every problem, at once.
 
 The audit only reads: it opens files inside the folder through :class:`~lab.evidence.records.safefs.FolderReader`,

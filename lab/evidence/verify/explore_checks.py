@@ -1,3 +1,4 @@
+# size: every consistency rule of explorations and the kill matrix, a function each, one checker
 """Consistency of exploration: each record agrees with itself, the kill matrix with its cells, ``run.json`` with both.
 
 A record's counts must add up (rows and outcomes to its schedules), its verdict must be the one its rows and
