@@ -259,6 +259,19 @@ class TestImportGraph:
         cycles = _find_cycles(graph)
         assert cycles == [], _describe_cycles(cycles, graph)
 
+    def test_modules_do_not_import_through_their_own_package_face(self) -> None:
+        """Inside a package, modules import each other directly: their ``__init__`` re-exports them, so a name taken
+        from it could be one it has not bound yet. (``lab`` itself is the lessons' API, a layer of its own.)"""
+        wrong = [
+            str(found)
+            for found in _all_imports()
+            if found.name is not None
+            and found.target != "lab"
+            and found.source.startswith(found.target + ".")
+            and _modules()[found.target].name == "__init__.py"
+        ]
+        assert wrong == [], "\n".join(wrong)
+
     def test_sessions_and_transports_import_no_lab_machinery(self) -> None:
         """The code under study knows nothing of the engine, the lessons or the evidence: lab.hooks is its leaf."""
         forbidden = ("lab.engine", "lab.scenarios", "lab.evidence")
