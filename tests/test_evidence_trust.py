@@ -381,8 +381,9 @@ class TestTheAuditorRederives:
             "lab_version is '9.9.9', but the archived lab/__init__.py says '0.1.0'",
         ]
 
+    @pytest.mark.parametrize("command", ["run.py", "lab run"])
     def test_a_failing_scenario_deleted_from_a_full_run_is_caught(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
     ) -> None:
         """Drop the failing scenario and make run.json add up without it: the command ran every scenario file the
         archive holds, so the list must name them all."""
@@ -403,7 +404,13 @@ class TestTheAuditorRederives:
         real = writer.audit
         monkeypatch.setattr(writer, "audit", lambda path, **options: real(path, **{**options, "rerun": False}))
         folder = tmp_path / "ev"
-        assert run.main(["--out", str(folder)], console=Console(file=io.StringIO())) == 1
+        if command == "run.py":
+            assert run.main(["--out", str(folder)], console=Console(file=io.StringIO())) == 1
+        else:  # the one command line, which records itself as ``lab run``
+            from lab.cli.app import main as lab_main
+
+            words = ["run", "--scenarios", str(root / "scenarios"), "--out", str(folder)]
+            assert lab_main(words, console_out=Console(file=io.StringIO()), root=root) == 1
         shutil.rmtree(folder / "scenarios" / "fails")
         record = json.loads((folder / "run.json").read_text())
         passes = json.loads((folder / "scenarios" / "passes" / "result.json").read_text())
@@ -413,7 +420,9 @@ class TestTheAuditorRederives:
         (folder / "run.json").write_text(json.dumps(record, sort_keys=True, indent=2) + "\n")
         _resum(folder)
         reasons = [str(p) for p in audit(folder, checkout=root, rerun=False).problems]
-        assert f"run.json: its command (run.py --out {folder}) runs fails, passes, but scenarios and broken name " \
+        recorded = json.loads((folder / "run.json").read_text())["command"]
+        assert recorded[: len(command.split())] == command.split()
+        assert f"run.json: its command ({' '.join(recorded)}) runs fails, passes, but scenarios and broken name " \
                "passes" in reasons  # fmt: skip
 
 

@@ -65,7 +65,7 @@ def check_selection(run: Mapping[str, Any] | None, archived: Mapping[str, str] |
     if run is None or archived is None:
         return
     command = run["command"]
-    if not command or Path(command[0]).name != "run.py" or "--replay" in command:
+    if not _selects_scenarios(command):
         return  # written by other means (a test, a library call): no selection to re-derive
     files = sorted(
         path[len("scenarios/") : -len(".py")]
@@ -130,6 +130,17 @@ def _assigned_version(source: bytes) -> str | None:
         ):
             return node.value.value
     return None
+
+
+def _selects_scenarios(command: Sequence[str]) -> bool:
+    """True for a command that runs the scenario files of a folder: ``run.py`` (not a replay), ``lab run`` or
+    ``lab explore`` (``python -m lab`` records itself as ``lab``). Each selects every file unless ``--scenario``
+    names some, so the audit can say which results the folder must hold."""
+    if not command:
+        return False
+    if Path(command[0]).name == "run.py":
+        return "--replay" not in command
+    return Path(command[0]).name == "lab" and len(command) > 1 and command[1] in ("run", "explore")
 
 
 def _named(command: Sequence[str]) -> list[str]:
