@@ -200,7 +200,7 @@ class TestFolder:
         example = record["counterexample"]
         assert example["replayed"] is True and example["observed"]["tickets"] == "same"
         assert record["replay_command"] == (
-            f"python run.py --replay race_two_requests:{example['schedule']} --variant CheckOutsideLockSession"
+            f"python -m lab replay race_two_requests:{example['schedule']} --variant CheckOutsideLockSession"
         )
         assert set(record["timing"]) == {"seconds"} and "seconds" not in json.dumps(_without_timing(text.encode()))
 
@@ -253,7 +253,7 @@ class TestFolder:
         text = (pristine / "report.md").read_text(encoding="utf-8")
         assert "Why it fails:\n\n- " + explanation["text"][0] + "\n  - " + explanation["text"][1].strip() + "\n" in text
         assert (
-            f"The allowed run, swapped: `python run.py --replay race_two_requests:"
+            f"The allowed run, swapped: `python -m lab replay race_two_requests:"
             f"{explanation['swapped']['schedule']} --variant CheckOutsideLockSession`"
         ) in text
 

@@ -561,10 +561,13 @@ def _shown(filename: str, roots: Sequence[Path]) -> str:
 
 
 def replay_command(name: str, schedule: str, granularity: str, variant: str) -> str:
-    """The ``run.py --replay`` command of ``schedule``, with the same flags a counterexample's command has."""
+    """The ``lab replay`` command of ``schedule``, with the same flags a counterexample's command has.
+
+    Spelt ``python -m lab replay``: it works alike in a checkout and with an installed lab (``run.py``, the first
+    spelling, exists only in a checkout)."""
     flags = f" --granularity {granularity}" if granularity != Granularity.PROBE else ""
     flags += f" --variant {variant}" if variant else ""
-    return f"python run.py --replay {name}:{schedule}{flags}"
+    return f"python -m lab replay {name}:{schedule}{flags}"
 
 
 __all__ = ["Explanation", "Race", "RacingStep", "Swapped", "Touch", "explain_failure", "replay_command"]

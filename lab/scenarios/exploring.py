@@ -21,7 +21,7 @@ from lab.engine.run import RunResult, RunStatus
 from lab.engine.schedule import ReplayPolicy
 from lab.engine.trace import Json
 from lab.errors import ScenarioError
-from lab.scenarios.explaining import Explanation, explain_failure
+from lab.scenarios.explaining import Explanation, explain_failure, replay_command
 from lab.scenarios.loader import LoadedScenario
 from lab.scenarios.outcomes import UNDECLARED, Grade, Outcome
 from lab.scenarios.runner import ScenarioResult, run_scenario
@@ -107,9 +107,7 @@ class ScenarioExploration:
         """The command that replays the counterexample (empty when there is none)."""
         if self.counterexample is None:
             return ""
-        flags = f" --granularity {self.granularity}" if self.granularity != Granularity.PROBE else ""
-        flags += f" --variant {self.variant}" if self.variant else ""
-        return f"python run.py --replay {self.name}:{self.counterexample.schedule}{flags}"
+        return replay_command(self.name, self.counterexample.schedule, self.granularity, self.variant)
 
 
 def outcome_key(observed: dict[str, Json], failed_invariants: tuple[str, ...]) -> str:
