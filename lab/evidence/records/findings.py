@@ -10,9 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-MACHINERY = ("lab/engine/", "lab/scenarios/", "lab/evidence/", "run.py", "audit.py")
-"""The lab's own machinery, by path prefix: the engine, the scenario runner, and the evidence code with its two
-commands. Archived machinery that differs from the auditing checkout fails an audit unless the drift is accepted."""
+MACHINERY = (
+    "lab/engine/",
+    "lab/hooks.py",
+    "lab/scenarios/",
+    "lab/campaign/",
+    "lab/evidence/",
+    "lab/cli/",
+    "run.py",
+    "audit.py",
+)
+"""The lab's own machinery, by path prefix: the engine and the hooks that feed it, the scenario runner, the
+campaign that decides a run's status, and the evidence code with the commands. Archived machinery that differs from the auditing checkout fails an audit unless the drift is accepted."""
 
 
 def is_machinery(path: str) -> bool:
