@@ -8,7 +8,7 @@ from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from lab.render.fitting import Fitted, hanging, indented, verdict_text
+from lab.render.fitting import Fitted, Hanging, hanging, indented, verdict_text
 from lab.scenarios.loader import BrokenScenario, LoadedScenario
 from lab.scenarios.runner import ScenarioResult, Verdict
 
@@ -65,14 +65,19 @@ def print_failures(console: Console, results: Sequence[ScenarioResult]) -> None:
         console.print(f"[bold red]{result.name}[/]: {result.verdict.value}")
         for check in result.checks:
             if not check.passed:
-                console.print(f"  - {check.name}: {check.reason}", markup=False, highlight=False)
+                console.print(_detail(f"- {check.name}: {check.reason}"))
         for blocked in result.blocked:
-            console.print(f"  blocked: {blocked.actor} waits for {blocked.waits_for}", markup=False, highlight=False)
+            console.print(_detail(f"blocked: {blocked.actor} waits for {blocked.waits_for}"))
         for actor, error in result.errors.items():
             last = error.strip().splitlines()[-1] if error.strip() else ""
-            console.print(f"  {actor} raised: {last}", markup=False, highlight=False)
+            console.print(_detail(f"{actor} raised: {last}"))
         if result.verdict is Verdict.SKIPPED:  # nothing ran, so no check says why: its reason does
-            console.print(f"  not run: {result.problem}", markup=False, highlight=False)
+            console.print(_detail(f"not run: {result.problem}"))
+
+
+def _detail(line: str) -> Hanging:
+    """A line under a scenario's name, indented by two columns and its continuation lines by four."""
+    return Hanging(Text(line), first=2, rest=4)
 
 
 def list_table(items: Sequence[LoadedScenario | BrokenScenario]) -> Fitted:
