@@ -30,6 +30,7 @@ from lab.evidence.records.safefs import printable
 from lab.evidence.records.sources import source_root
 from lab.evidence.reexecute.rerun import ARCHIVE
 from lab.evidence.verify.auditor import audit
+from lab.render import Hanging
 
 TIMEOUT_RANGE = (0.001, 86400.0)
 """The seconds ``--timeout`` accepts: more than nothing, at most a day."""
@@ -150,8 +151,9 @@ def render(console: Console, report: AuditReport) -> None:
     control character (an escape sequence, a carriage return, a bidirectional override). Long lines wrap between
     words at the console's width."""
 
-    def line(*parts: str | tuple[str, str]) -> None:
-        console.print(Text.assemble(*(printable(p) if isinstance(p, str) else (printable(p[0]), p[1]) for p in parts)))
+    def line(*parts: str | tuple[str, str], rest: int = 4) -> None:
+        text = Text.assemble(*(printable(p) if isinstance(p, str) else (printable(p[0]), p[1]) for p in parts))
+        console.print(Hanging(text, rest=rest))  # a continuation line is indented under its label
 
     line(f"audit of {report.folder}")
     if report.unfinished:
@@ -161,14 +163,14 @@ def render(console: Console, report: AuditReport) -> None:
             "result: ", ("UNFINISHED: the run that wrote this folder did not finish; nothing was verified", "bold red")
         )
         return
-    line(f"  integrity     {report.files_verified} files match their recorded SHA-256")
-    line(f"  consistency   {report.scenarios} scenarios checked against their traces and run.json")
+    line(f"  integrity     {report.files_verified} files match their recorded SHA-256", rest=16)
+    line(f"  consistency   {report.scenarios} scenarios checked against their traces and run.json", rest=16)
     style = {RerunStatus.MATCHED: "green", RerunStatus.SKIPPED: "yellow"}.get(report.rerun.status, "red")
-    line("  re-execution  ", (str(report.rerun.status), style), f": {report.rerun.note}")
+    line("  re-execution  ", (str(report.rerun.status), style), f": {report.rerun.note}", rest=16)
     if report.drift is not None:
-        line(f"  drift         {_drift_text(report)}")
+        line(f"  drift         {_drift_text(report)}", rest=16)
     if report.signature:
-        line(f"  signature     {report.signature}")
+        line(f"  signature     {report.signature}", rest=16)
     for problem in report.problems:
         line(("  PROBLEM ", "red"), str(problem))
     if not report.ok:
@@ -176,7 +178,7 @@ def render(console: Console, report: AuditReport) -> None:
         line("result: ", (f"{count} problem{'s' if count != 1 else ''}", "bold red"))
         return
     status = f"; the run's own status is {report.run_status}" if report.run_status else ""
-    line("result: ", (_verdict(report), "green"), status)
+    line("result: ", (_verdict(report), "green"), status, rest=8)
 
 
 def _drift_text(report: AuditReport) -> str:

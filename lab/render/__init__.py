@@ -15,11 +15,12 @@ from lab.render.exploration import (
     print_counterexample,
     print_explanation,
 )
-from lab.render.fitting import verdict_text
+from lab.render.fitting import Hanging, verdict_text
 from lab.render.replay import replay_table
 from lab.render.scenarios import list_table, print_failures, summary_table
 
 __all__ = [
+    "Hanging",
     "exploration_table",
     "kill_matrix_table",
     "list_table",

@@ -40,11 +40,23 @@ class Hanging:
         self._rest = rest
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[RenderableType]:
-        width = max(options.max_width - self._rest, 20)
-        lines = self._text.wrap(console, width, overflow="fold")
-        for index, line in enumerate(lines):
+        if console.soft_wrap:  # the caller asked for no wrapping (a log reader wraps, or a test compares lines)
+            yield Text.assemble(" " * self._first, self._text)
+            return
+        # The first line has its own indent, so it is wrapped at its own width; the rest at theirs.
+        first = self._text.wrap(console, max(options.max_width - self._first, 20), overflow="fold")
+        if not first:
+            return
+        head = first[0]
+        head.rstrip()
+        yield Text.assemble(" " * self._first, head)
+        rest = self._text[len(head.plain) :]
+        rest = rest[len(rest.plain) - len(rest.plain.lstrip(" ")) :]
+        if not rest.plain:
+            return
+        for line in rest.wrap(console, max(options.max_width - self._rest, 20), overflow="fold"):
             line.rstrip()
-            yield Text.assemble(" " * (self._first if index == 0 else self._rest), line)
+            yield Text.assemble(" " * self._rest, line)
 
 
 def indented(text: str | Text, style: str = "") -> Hanging:
