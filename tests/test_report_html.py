@@ -227,7 +227,7 @@ def test_the_page_in_a_real_browser(folder: Path, tmp_path: Path) -> None:
             assert wait_box["y"] + wait_box["height"] <= end_box["y"]  # the wait ends before slow does
             counterexample = page.locator(".exploration .counterexample")
             assert counterexample.count() == 1
-            assert "--replay race_two_requests:" in counterexample.inner_text()
+            assert "python -m lab replay race_two_requests:" in counterexample.inner_text()
             shot = tmp_path / "report.png"
             page.screenshot(path=str(shot), full_page=True)
         finally:
