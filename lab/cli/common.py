@@ -9,10 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
 from lab.campaign import DEFAULT_WATCHDOG, WATCHDOG_RANGE
 from lab.errors import UsageError
 from lab.evidence.records.safefs import printable
+from lab.render import Hanging
 
 PIPE_WIDTH = 80
 """The width of output that goes to a pipe or a file when ``COLUMNS`` does not say (rich's own default, stated)."""
@@ -49,8 +51,9 @@ class Output:
         return self.err.is_terminal
 
     def line(self, text: str) -> None:
-        """One plain line (no markup, no highlighting), wrapped between words at the console's width."""
-        self.out.print(text, markup=False, highlight=False)
+        """One plain line (no markup, no highlighting), wrapped between words at the console's width, its
+        continuation lines indented."""
+        self.out.print(Hanging(Text(text)))
 
     def fail(self, text: str) -> None:
         """A one-line error on standard error, named after the command; nothing in it reaches the terminal raw."""
