@@ -1,1 +1,0 @@
-"""Transports: the contract, the scripted double, and (for the live path) HTTP."""

@@ -1,1 +1,0 @@
-"""The two pieces of state code from the articles: the transactional chat and the versioned session."""
