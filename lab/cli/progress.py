@@ -26,7 +26,7 @@ from lab.campaign import Listener
 from lab.cli.common import Output
 from lab.engine.explorer import Exploration
 from lab.errors import ScenarioError
-from lab.render import verdict_text
+from lab.render import Hanging, verdict_text
 from lab.scenarios.exploring import ScenarioExploration
 from lab.scenarios.kill_matrix import CellStatus
 from lab.scenarios.loader import BrokenScenario
@@ -78,7 +78,7 @@ class CampaignProgress(_Display, Listener):
 
     def _line(self, *parts: str | Text) -> None:
         if self._progress is None:
-            self._output.out.print(Text.assemble(*parts), highlight=False)
+            self._output.out.print(Hanging(Text.assemble(*parts)))  # continuation lines indented
 
     def scenario_done(self, outcome: ScenarioResult | BrokenScenario, done: int, total: int) -> None:
         if self._progress is not None and self._task is not None:
@@ -109,8 +109,9 @@ class CampaignProgress(_Display, Listener):
             return
         self._line(
             verdict_text(found.verdict.value),
-            f" explored {found.name} ({found.granularity}): {found.schedules} schedules, "
-            f"{found.distinct} outcomes, {found.seconds:.1f} s",
+            f" explored {found.name} ({found.granularity}): {found.classes} interleaving classes, "
+            f"{found.executions} executions run ({found.blocked} redundant), {found.distinct} outcomes, "
+            f"{found.seconds:.1f} s",
         )
 
     def kill_matrix_started(self, cells: int) -> None:

@@ -15,7 +15,8 @@ from lab.scenarios.kill_matrix import KillMatrix
 
 
 def exploration_table(explorations: Sequence[ScenarioExploration]) -> Fitted:
-    """One row per exploration: verdict, schedules run and pruned, the naive bound, distinct outcomes."""
+    """One row per exploration: verdict, what it claims (interleaving classes, executions run, those that ended
+    redundant), the naive bound, distinct outcomes."""
 
     def lines() -> list[RenderableType]:
         return [
@@ -25,8 +26,8 @@ def exploration_table(explorations: Sequence[ScenarioExploration]) -> Fitted:
                 (found.name, "bold"),
                 f"  {found.granularity}"
                 + (f"  {found.variant}" if found.variant else "")
-                + f"  {found.schedules} schedules, {found.pruned} cut short, naive "
-                f"{naive_text(found.naive_bound)}, {found.distinct} outcomes, {found.seconds:.2f} s",
+                + f"  {_counts(found)}, naive bound {naive_text(found.naive_bound)}, {found.distinct} outcomes, "
+                f"{found.seconds:.2f} s",
             )
             for found in explorations
         ]
@@ -41,8 +42,9 @@ def _exploration_table(explorations: Sequence[ScenarioExploration]) -> Table:
         ("variant", "left"),
         ("granularity", "left"),
         ("verdict", "left"),
-        ("schedules", "right"),
-        ("pruned", "right"),
+        ("classes", "right"),
+        ("executions", "right"),
+        ("redundant", "right"),
         ("naive bound", "right"),
         ("outcomes", "right"),
         ("seconds", "right"),
@@ -55,13 +57,23 @@ def _exploration_table(explorations: Sequence[ScenarioExploration]) -> Table:
             found.variant or "-",
             found.granularity,
             Text(found.verdict.value, style=style),
-            str(found.schedules),
-            str(found.pruned),
+            str(found.classes),
+            str(found.executions),
+            str(found.blocked),
             naive_text(found.naive_bound),
             str(found.distinct),
             f"{found.seconds:.2f}",
         )
     return table
+
+
+def _counts(found: ScenarioExploration) -> str:
+    """What an exploration claims, in the words its record uses: classes found, executions run, redundant ones."""
+    cut = found.pruned - found.blocked
+    return (
+        f"{found.classes} interleaving classes, {found.executions} executions run "
+        f"({found.blocked} redundant{f', {cut} cut by the preemption bound' if cut else ''})"
+    )
 
 
 def naive_text(bound: int) -> str:
