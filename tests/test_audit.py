@@ -16,6 +16,7 @@ import pytest
 from rich.console import Console
 
 from tests.evidence_checkout import frozen_checkout
+from tests.forging import reseal
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -67,15 +68,6 @@ def _named(report: dict[str, Any], file: str, words: str) -> bool:
     return any(p["file"] == file and words in p["reason"] for p in report["problems"])
 
 
-def _resum(folder: Path) -> None:
-    """Cover one's tracks: rewrite SHA256SUMS so that it matches every file as it now is."""
-    lines = []
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "SHA256SUMS"):
-        rel = path.relative_to(folder).as_posix()
-        lines.append(f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {rel}\n")
-    (folder / "SHA256SUMS").write_text("".join(lines), encoding="utf-8")
-
-
 def _forge(folder: Path, rel: str, old: str, new: str) -> None:
     """A forger's edit of archived code, with every fingerprint recomputed to match: sources.json and SHA256SUMS."""
     path = folder / "sources" / rel
@@ -88,7 +80,7 @@ def _forge(folder: Path, rel: str, old: str, new: str) -> None:
     lines = "".join(f"{e['sha256']}  {e['path']}\n" for e in sources["files"])
     sources["combined_sha256"] = hashlib.sha256(lines.encode()).hexdigest()
     (folder / "sources.json").write_text(json.dumps(sources, sort_keys=True, indent=2) + "\n")
-    _resum(folder)
+    reseal(folder)
 
 
 def _line_with(path: Path, text: str) -> int:
@@ -350,7 +342,7 @@ class TestBadRecords:
         record = json.loads((ev / rel).read_text())
         record[field] = value
         (ev / rel).write_text(json.dumps(record, sort_keys=True, indent=2) + "\n")
-        _resum(ev)
+        reseal(ev)
         code, report = _report(ev, "--no-rerun", capsys=capsys)
         assert code == 1
         assert [p["file"] for p in report["problems"]] == [rel]
@@ -385,7 +377,7 @@ class TestCoveredTracks:
         path = ev / TRACE
         line = _line_with(path, '"outcome":"STALE"')
         path.write_bytes(path.read_bytes().replace(b'"outcome":"STALE"', b'"outcome":"COMMITTED"'))
-        _resum(ev)
+        reseal(ev)
         code, report = _report(ev, capsys=capsys)
         assert code == 1
         assert _named(report, RESULT, "slow's outcome is STALE, but the trace says COMMITTED")
@@ -399,7 +391,7 @@ class TestCoveredTracks:
         passed = record["checks"]["passed"]
         record["checks"]["passed"] += 1
         (ev / "run.json").write_text(json.dumps(record, sort_keys=True, indent=2) + "\n")
-        _resum(ev)
+        reseal(ev)
         code, report = _report(ev, "--no-rerun", capsys=capsys)
         assert code == 1
         assert _named(
@@ -410,7 +402,7 @@ class TestCoveredTracks:
         """A source that fails its fingerprint is reported, and the archive is not run."""
         path = ev / "sources" / "scenarios" / f"{SCENARIO}.py"
         path.write_text(path.read_text() + "\nraise SystemExit('tampered')\n")
-        _resum(ev)
+        reseal(ev)
         code, report = _report(ev, capsys=capsys)
         assert code == 1
         assert _named(report, f"sources/scenarios/{SCENARIO}.py", "does not match its fingerprint in sources.json")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import subprocess
@@ -25,6 +24,7 @@ from lab.scenarios.kill_matrix import KillMatrix, build_kill_matrix
 from lab.scenarios.loader import LoadedScenario, load
 from lab.scenarios.runner import ScenarioResult, run_scenario
 from tests.evidence_checkout import FROZEN, frozen_checkout
+from tests.forging import reseal
 from tests.test_evidence_schema import field_report
 
 SETTINGS = {"granularities": ["probe", "line"], "preemption_bound": None, "max_schedules": 20_000}
@@ -118,14 +118,7 @@ def _edit(folder: Path, rel: str, change: Any) -> None:
     record = _json(folder / rel)
     change(record)
     (folder / rel).write_text(json.dumps(record, sort_keys=True, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    _resum(folder)
-
-
-def _resum(folder: Path) -> None:
-    lines = []
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "SHA256SUMS"):
-        lines.append(f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {path.relative_to(folder).as_posix()}\n")
-    (folder / "SHA256SUMS").write_text("".join(lines), encoding="utf-8")
+    reseal(folder)
 
 
 def _reasons(report: AuditReport, file: str) -> list[str]:
@@ -429,7 +422,7 @@ class TestCoveredTracks:
         (ev / RACE_LINE).unlink()
         shutil.copyfile(ev / LATCHED, ev / "explore/out_of_order_commit/line.json")
         (ev / RACE).write_text('{"name": "race_two_requests",', encoding="utf-8")
-        _resum(ev)
+        reseal(ev)
         report = audit(ev, rerun=False)
         assert _reasons(report, RACE_LINE) == ["missing: run.json lists this exploration"]
         assert _reasons(report, "explore/out_of_order_commit/line.json") == [

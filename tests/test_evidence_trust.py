@@ -26,6 +26,7 @@ from lab.evidence.reexecute import child
 from lab.evidence.reexecute.child import Code, Finished, run_child
 from lab.evidence.reexecute.rerun import Expected, _compare
 from tests.evidence_checkout import FROZEN, frozen_checkout
+from tests.forging import reseal
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -85,12 +86,7 @@ def _forge(folder: Path, rel: str, text: str) -> None:
     lines = "".join(f"{e['sha256']}  {e['path']}\n" for e in sources["files"])
     sources["combined_sha256"] = hashlib.sha256(lines.encode()).hexdigest()
     (folder / "sources.json").write_text(json.dumps(sources, sort_keys=True, indent=2) + "\n")
-    sums = [
-        f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(folder).as_posix()}\n"
-        for p in sorted(folder.rglob("*"))
-        if p.is_file() and p.name != "SHA256SUMS"
-    ]
-    (folder / "SHA256SUMS").write_text("".join(sums))
+    reseal(folder)
 
 
 def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
@@ -361,7 +357,7 @@ class TestTheAuditorRederives:
         """report.md decides nothing, so nothing else checks it: the audit renders it again and compares bytes."""
         report = ev / "report.md"
         report.write_text(report.read_text().replace("| checks |", "| checks (all fine) |", 1))
-        _resum(ev)
+        reseal(ev)
         code, found = _report(str(ev), "--no-rerun", capsys=capsys)
         assert code == 1
         assert [(p["file"], p["reason"].split(" (")[0]) for p in found["problems"]] == [
@@ -373,7 +369,7 @@ class TestTheAuditorRederives:
         record = json.loads((ev / "run.json").read_text())
         record.update(lab_version="9.9.9", network_requests=3)
         (ev / "run.json").write_text(json.dumps(record, sort_keys=True, indent=2) + "\n")
-        _resum(ev)
+        reseal(ev)
         code, found = _report(str(ev), "--no-rerun", capsys=capsys)
         assert code == 1
         assert [p["reason"] for p in found["problems"] if p["file"] == "run.json"] == [
@@ -418,18 +414,9 @@ class TestTheAuditorRederives:
                       checks={"passed": len(passes["checks"]), "failed": 0},
                       verdicts={"PASS": 1, "FAIL": 0, "ERROR": 0})  # fmt: skip
         (folder / "run.json").write_text(json.dumps(record, sort_keys=True, indent=2) + "\n")
-        _resum(folder)
+        reseal(folder)
         reasons = [str(p) for p in audit(folder, checkout=root, rerun=False).problems]
         recorded = json.loads((folder / "run.json").read_text())["command"]
         assert recorded[: len(command.split())] == command.split()
         assert f"run.json: its command ({' '.join(recorded)}) runs fails, passes, but scenarios and broken name " \
                "passes" in reasons  # fmt: skip
-
-
-def _resum(folder: Path) -> None:
-    sums = [
-        f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(folder).as_posix()}\n"
-        for p in sorted(folder.rglob("*"))
-        if p.is_file() and p.name != "SHA256SUMS"
-    ]
-    (folder / "SHA256SUMS").write_text("".join(sums))

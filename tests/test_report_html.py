@@ -8,7 +8,6 @@ never used: ``executable_path`` is the system's Chromium). Without a browser it 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import re
@@ -29,6 +28,7 @@ from lab.scenarios.exploring import explore_scenario
 from lab.scenarios.loader import LoadedScenario, load
 from lab.scenarios.runner import ScenarioResult, run_scenario
 from tests.evidence_checkout import FROZEN, frozen_checkout
+from tests.forging import reseal
 
 SCENARIOS = ("out_of_order_commit", "synchronized_fast_first_deadlocks", "race_two_requests")
 CHROMIUM = Path("/usr/bin/chromium")
@@ -83,15 +83,6 @@ def folder(tmp_path_factory: pytest.TempPathFactory, results: list[ScenarioResul
     return path
 
 
-def _resum(folder: Path) -> None:
-    sums = [
-        f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(folder).as_posix()}\n"
-        for p in sorted(folder.rglob("*"))
-        if p.is_file() and p.name != "SHA256SUMS"
-    ]
-    (folder / "SHA256SUMS").write_text("".join(sums))
-
-
 class TestTheFile:
     def test_it_is_listed_in_the_sums_and_self_contained(self, folder: Path) -> None:
         """Listed in SHA256SUMS; nothing on the page is fetched: no script, stylesheet, image or link elsewhere."""
@@ -107,7 +98,7 @@ class TestTheFile:
         shutil.copytree(folder, copy)
         page = copy / "report.html"
         page.write_text(page.read_text().replace("STALE", "COMMITTED", 1))
-        _resum(copy)
+        reseal(copy)
         found = [(p.file, p.reason.split(" (")[0]) for p in audit(copy, rerun=False, checkout=FROZEN).problems]
         assert found == [("report.html", "differs from the report the audit's code makes of these records")]
 
@@ -116,7 +107,7 @@ class TestTheFile:
         copy = tmp_path / "copy"
         shutil.copytree(folder, copy)
         (copy / "report.html").unlink()
-        _resum(copy)
+        reseal(copy)
         assert audit(copy, rerun=False, checkout=FROZEN).problems == ()
 
 
