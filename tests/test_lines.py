@@ -228,3 +228,38 @@ def test_newer_pythons_see_the_same_lines(version: str, events: str, tmp_path: P
     assert found["lines"] == [[actor, "traced", line] for actor in ("a", "b") for line in _BUMP_LINES]
     assert found["settrace"] is (events == "settrace")
     assert found["taken"] == []
+
+
+_JOIN_CASES = [
+    "two_preemptions",
+    "check_then_act",
+    "closure_list",
+    "one_sided_lock",
+    "argument_dict_locked",
+    "nonlocal_counter",
+]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", _JOIN_CASES)
+def test_joining_lines_that_follow_invisible_steps_loses_no_outcome(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line after a step that touched nothing joins that step (no decision of its own). Exploring every schedule
+    without that rule reaches exactly the same outcomes, in more schedules: the joined points ordered nothing."""
+    from lab.scenarios import runner
+    from lab.scenarios.exploring import explore_scenario
+    from lab.scenarios.loader import load
+
+    loaded = load(Path(__file__).parent / "soundness" / f"{name}.py")
+    joined = explore_scenario(loaded, granularity="line", reduction=False)
+
+    class _EveryLine(LineTracer):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            kwargs["recorded"] = False
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "LineTracer", _EveryLine)
+    every = explore_scenario(loaded, granularity="line", reduction=False)
+    assert not every.budget_hit and not joined.budget_hit
+    assert set(joined.outcomes) == set(every.outcomes)
+    assert joined.verdict == every.verdict
+    assert joined.schedules < every.schedules

@@ -93,7 +93,7 @@ def _slow_here(loaded: LoadedScenario, granularity: str, seconds: float) -> obje
 @pytest.mark.timeout(120)
 def test_workers_take_part_and_change_nothing() -> None:
     """With a coordinator slower than its worker, most runs come from the worker, and the search is the same."""
-    loaded = _load("tests/soundness/two_preemptions.py")
+    loaded = _load("tests/soundness/closure_list_locked.py")  # 72 schedules: time for a worker to get ahead
     alone = Explorer(_slow_here(loaded, "line", 0), loaded.cls.actors, reduction=False).explore()  # type: ignore[arg-type]
     shared = Explorer(_slow_here(loaded, "line", 0.02), loaded.cls.actors, reduction=False, jobs=2).explore()  # type: ignore[arg-type]
     assert alone.reused == 0
@@ -137,7 +137,7 @@ def test_a_subtree_survives_being_written_as_one_line() -> None:
 def test_work_handed_out_as_lines_comes_back_as_the_same_exploration() -> None:
     """The distributed recipe: split into lines, explore each line elsewhere, give the runs back: the exploration
     takes them (most of its runs) and its record is the one-process record."""
-    loaded = _load("tests/soundness/two_preemptions.py")
+    loaded = _load("tests/soundness/closure_list_locked.py")  # 72 schedules: enough to split in four
     settings: dict[str, Any] = {"granularity": "line", "reduction": False}
     lines = split_work(scenario_explorer(loaded, **settings), 4)
     assert len(lines) >= 4 and all("\n" not in line for line in lines)

@@ -12,6 +12,10 @@ accesses it performs are recorded by the instrumented code (:mod:`lab.engine.acc
 step that really performs it -- also when a line such as ``self.count = self._read() + 1`` calls a function whose
 own lines are steps, and the store completes only after the call returned.
 
+When the run records every access (a scenario's run does), a line that follows a step which touched nothing shared
+joins that step instead of being a point of its own (see :meth:`Scheduler.line`): about half of all lines touch only
+locals, and a switch before such a line orders nothing that a switch before the step does not.
+
 Files are compared after resolving symlinks, so a module imported through a linked path is traced all the same.
 One trap remains: an actor parked at a line while holding a lock the scheduler cannot see blocks every other actor;
 the watchdog reports it as HUNG, naming the actor and its stack.
@@ -37,17 +41,29 @@ class LineTracer:
     """Turns line events in ``files`` into scheduling points of ``scheduler``, for actor threads only.
 
     ``codes``, when given (the rewritten code objects of those files), lets Python 3.12+ use ``sys.monitoring``;
-    set ``LAB_LINE_EVENTS=settrace`` in the environment to force the tracing hook anyway.
+    set ``LAB_LINE_EVENTS=settrace`` in the environment to force the tracing hook anyway. ``recorded`` says that the
+    run records every access (see :meth:`Scheduler.line`): a line after a step that touched nothing joins it.
     """
 
-    def __init__(self, scheduler: Scheduler, files: Iterable[str | Path], codes: Iterable[CodeType] = ()) -> None:
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        files: Iterable[str | Path],
+        codes: Iterable[CodeType] = (),
+        *,
+        recorded: bool = False,
+    ) -> None:
         self._scheduler = scheduler
+        self._join = recorded
         self._files = {os.path.realpath(f) for f in files}
         self._seen: dict[str, str | None] = {}  # co_filename -> its label when traced, None when not
         # co_filename -> the local trace function for its frames, or None: one lookup per call event, no Python call
         # (on 3.11 the hook sees every call an actor makes, the lab's own recording included)
         self._local_trace: dict[str, Any] = {}
         self._codes = tuple(codes)
+        # the code whose every access is recorded: only its lines may join a step that touched nothing (settrace
+        # also reports lines of other code in a traced file, such as a function compiled at run time)
+        self._joinable = frozenset(self._codes) if recorded else frozenset()
         self._monitoring = (
             sys.version_info >= (3, 12) and bool(self._codes) and os.environ.get("LAB_LINE_EVENTS", "") != "settrace"
         )
@@ -87,7 +103,9 @@ class LineTracer:
 
     def _on_monitored_line(self, code: CodeType, line: int) -> None:
         label = self._seen.get(code.co_filename)
-        self._scheduler.line(label if label is not None else self._label(code.co_filename) or "", line)
+        self._scheduler.line(
+            label if label is not None else self._label(code.co_filename) or "", line, join_invisible=self._join
+        )
 
     def _label(self, filename: str) -> str | None:
         label = self._seen.get(filename, "")
@@ -106,5 +124,7 @@ class LineTracer:
 
     def _on_line(self, frame: FrameType, event: str, arg: Any) -> Any:
         if event == "line":  # a frame of a traced file: its label is known (see _on_call)
-            self._scheduler.line(self._seen[frame.f_code.co_filename] or "", frame.f_lineno)
+            code = frame.f_code
+            label = self._seen[code.co_filename] or ""
+            self._scheduler.line(label, frame.f_lineno, join_invisible=code in self._joinable)
         return self._on_line

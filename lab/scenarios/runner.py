@@ -64,7 +64,7 @@ def run_scenario(
     tracer = None
     if granularity is Granularity.LINE and recorder is not None:
         files = files_to_trace(loaded.cls)
-        tracer = LineTracer(scheduler, files, recorder.codes_in(files))
+        tracer = LineTracer(scheduler, files, recorder.codes_in(files), recorded=True)
         scheduler.set_actor_hooks(tracer.install, tracer.uninstall)
     scenario = loaded.cls()
     scenario.lab = lab = Lab(scheduler, loaded.cls)
