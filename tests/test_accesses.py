@@ -21,6 +21,7 @@ from lab.engine.run import Access
 from lab.engine.scheduler import Scheduler
 
 _SOURCE = """
+import enum
 import json
 
 COUNT = 0
@@ -93,6 +94,33 @@ def same_result(box):
     box.items.append(1)
     box.items += [2]
     return [i * 2 for i in box.items if i], box.doubled, {k: v for k, v in {"a": 1}.items()}, box.items[0:1]
+
+
+class Shadowed:
+    label = "class"
+
+
+class Seat:
+    __slots__ = ("taken",)
+
+    def __init__(self):
+        self.taken = False
+
+
+class Color(enum.Enum):
+    RED = 1
+
+
+def read_label(obj):
+    return obj.label
+
+
+def read_taken(seat):
+    return seat.taken
+
+
+def read_red():
+    return Color.RED
 
 
 def through_wrappers(d):
@@ -183,6 +211,34 @@ class TestWhatIsRecorded:
         found = _entries(_record(program, lambda: module.class_attribute(box)))
         assert ("obj:class accesses_program.Box", "total", "w") in found
         assert ("obj:class accesses_program.Box", "total", "r") in found
+
+    def test_a_class_value_is_read_only_where_no_instance_attribute_shadows_it(
+        self, program: tuple[ModuleType, InstrumentedModule]
+    ) -> None:
+        """``obj.label`` reads the class's ``label`` only while the instance has none of its own: a class store
+        then races with the read; once the instance holds its own, the class's value is not what is read."""
+        module, _ = program
+        obj = module.Shadowed()
+        from_class = _entries(_record(program, lambda: module.read_label(obj)))
+        assert ("obj:class accesses_program.Shadowed", "label", "r") in from_class
+        obj.label = "own"
+        own = _entries(_record(program, lambda: module.read_label(obj)))
+        assert {(key, mode) for _thing, key, mode in own} == {("label", "r")}
+        assert not any(thing.startswith("obj:class") for thing, _key, _mode in own)
+
+    def test_a_slot_is_the_instance_state(self, program: tuple[ModuleType, InstrumentedModule]) -> None:
+        """A slot's value lives in the instance; the class holds only its descriptor, which nothing rebinds."""
+        module, _ = program
+        seat = module.Seat()
+        found = _entries(_record(program, lambda: module.read_taken(seat)))
+        assert [(key, mode) for thing, key, mode in found if not thing.startswith("obj:class")] == [("taken", "r")]
+        assert not any(thing == "obj:class accesses_program.Seat" for thing, _key, _mode in found)
+
+    def test_an_enum_member_is_no_state(self, program: tuple[ModuleType, InstrumentedModule]) -> None:
+        """An enum refuses to rebind or delete its members: reading one touches nothing shared."""
+        module, _ = program
+        found = _entries(_record(program, module.read_red))
+        assert not any(key == "RED" for _thing, key, _mode in found), found
 
     def test_getattr_and_setattr_by_name(self, program: tuple[ModuleType, InstrumentedModule]) -> None:
         module, _ = program

@@ -415,6 +415,9 @@ def _kind_key(f: object) -> object:
     return kind
 
 
+_ENUM_CLASSES = frozenset({enum.EnumType})
+"""The metaclass of enums: an object of this type is an enum class, whose members never change."""
+
 _WRAPPERS = frozenset({types.MethodWrapperType, types.WrapperDescriptorType, types.MethodDescriptorType})
 _KINDS: dict[frozenset[int], dict[object, int]] = {}
 """Classifications, kept across runs for each set of instrumented code objects (which live as long as the process)."""
@@ -650,22 +653,50 @@ def _key_of(container: object, key: object, run: Recording) -> str:
     return ANY_KEY
 
 
-_owners: dict[tuple[type, str], type | None] = {}
-_UNKNOWN = object()
+class _ClassPart(enum.IntEnum):
+    """What reading ``obj.name`` reads of the class that defines ``name`` (decided by the attribute's kind)."""
+
+    NONE = 0  # no class in the MRO defines it: the instance's own attribute, nothing of a class
+    METHOD = 1  # a method looked up: code, not state
+    SLOT = 2  # a slot's member descriptor: the value lives in the instance, the class holds only the descriptor
+    UNLESS_SHADOWED = 3  # a plain value or a non-data descriptor: read only when the instance's dict lacks the name
+    ALWAYS = 4  # a data descriptor (a property, say): it runs whatever the instance holds
 
 
-def _attribute_owner(obj: object, name: str) -> type | None:
-    """The class in ``obj``'s MRO whose namespace defines ``name``, found statically (no descriptor runs).
+_owners: dict[tuple[type, str], tuple[type | None, _ClassPart]] = {}
+
+
+def _attribute_owner(obj: object, name: str) -> tuple[type | None, _ClassPart]:
+    """The class in ``obj``'s MRO whose namespace defines ``name``, found statically (no descriptor runs), and what
+    a read of ``obj.name`` reads of it.
 
     Cached per (type, name); any attribute store on a class clears the cache (:meth:`ModuleRuntime.sa`)."""
     kind = type(obj)
-    try:
-        return _owners[(kind, name)]
-    except KeyError:
-        pass
+    found = _owners.get((kind, name))
+    if found is not None:
+        return found
     owner = next((klass for klass in kind.__mro__ if name in klass.__dict__), None)
-    _owners[(kind, name)] = owner
-    return owner
+    part = _ClassPart.NONE
+    if owner is not None:
+        descriptor = type(owner.__dict__[name])
+        if descriptor in _METHODS:
+            part = _ClassPart.METHOD
+        elif descriptor is types.MemberDescriptorType:
+            part = _ClassPart.SLOT
+        elif hasattr(descriptor, "__set__") or hasattr(descriptor, "__delete__"):
+            part = _ClassPart.ALWAYS
+        else:
+            part = _ClassPart.UNLESS_SHADOWED
+    found = _owners[(kind, name)] = (owner, part)
+    return found
+
+
+def _instance_dict(obj: object) -> Any:
+    """``obj``'s own attributes, read without running any of its code (empty when it has none)."""
+    try:
+        return object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return ()
 
 
 _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
@@ -707,18 +738,23 @@ class ModuleRuntime:
         run = _active
         if run is not None and not _IMMUTABLE_TYPE[type(obj)] and getattr(run.local, "actor", None) is not None:
             where = (self._file, line)
-            owner = _owners.get((type(obj), name), _UNKNOWN)
-            if owner is _UNKNOWN:
-                owner = _attribute_owner(obj, name)
-            if owner is not None and owner is not obj:
-                descriptor = owner.__dict__[name]
-                if type(descriptor) in _METHODS:
+            found = _owners.get((type(obj), name))
+            owner, part = found if found is not None else _attribute_owner(obj, name)
+            if part and owner is not obj:
+                if part == _ClassPart.METHOD:
                     # A method looked up: code, not state. (Re-binding a method while another actor calls it is
                     # not modelled; the call itself records what the method touches.)
                     return getattr(obj, name)
-                if isinstance(descriptor, property) and _opaque_getter(descriptor, run):
-                    run.access(obj, ANY_KEY, "w", where)  # a getter the lab cannot see may do anything to obj
-                run.access(owner, name, "r", where)
+                if part == _ClassPart.ALWAYS:
+                    descriptor = owner.__dict__[name]
+                    if isinstance(descriptor, property) and _opaque_getter(descriptor, run):
+                        run.access(obj, ANY_KEY, "w", where)  # a getter the lab cannot see may do anything to obj
+                    run.access(owner, name, "r", where)
+                elif part == _ClassPart.UNLESS_SHADOWED and name not in _instance_dict(obj):
+                    run.access(owner, name, "r", where)
+                # a slot's value is the instance's state (recorded below); what the class holds is its descriptor
+            elif type(obj) in _ENUM_CLASSES and name in obj._member_map_:
+                return getattr(obj, name)  # an enum's member: the enum refuses to rebind or delete it
             # Recording.access inline, for the commonest access of all (see StepLog on why no call)
             thing = run._things.get(id(obj))
             steps = run._steps
