@@ -38,6 +38,7 @@ import operator
 import types
 from collections import defaultdict, deque
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -233,7 +234,7 @@ class Recording:
         scheduler: Scheduler,
         *,
         every_access_schedules: bool,
-        instrumented: set[types.CodeType],
+        instrumented: AbstractSet[types.CodeType],
         transparent_modules: tuple[str, ...] = ("lab.engine", "lab.scenarios.base"),
     ) -> None:
         self.scheduler = scheduler
@@ -247,7 +248,7 @@ class Recording:
         self._instance_dicts: set[int] = set()
         self._alive: list[object] = []
         self._counters: dict[str, int] = {}
-        codes = frozenset(map(id, instrumented))
+        codes = frozenset(instrumented)  # the same frozenset every run of a scenario: its hash is computed once
         kinds = _KINDS.get(codes)
         if kinds is None or len(kinds) > _KINDS_KEPT:
             kinds = _KINDS[codes] = {}
@@ -419,7 +420,7 @@ _ENUM_CLASSES = frozenset({enum.EnumType})
 """The metaclass of enums: an object of this type is an enum class, whose members never change."""
 
 _WRAPPERS = frozenset({types.MethodWrapperType, types.WrapperDescriptorType, types.MethodDescriptorType})
-_KINDS: dict[frozenset[int], dict[object, int]] = {}
+_KINDS: dict[frozenset[types.CodeType], dict[object, int]] = {}
 """Classifications, kept across runs for each set of instrumented code objects (which live as long as the process)."""
 _KINDS_KEPT = 4096
 """At most this many per set: functions made afresh in every run would otherwise pile up."""

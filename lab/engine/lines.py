@@ -24,6 +24,7 @@ the watchdog reports it as HUNG, naming the actor and its stack.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 from collections.abc import Iterable, Iterator
@@ -35,6 +36,12 @@ from lab.engine.scheduler import Scheduler
 from lab.errors import ScheduleError
 
 _TOOL_NAME = "concurrency-lab lines"
+
+
+@functools.lru_cache(maxsize=1024)
+def _resolved(path: str) -> str:
+    """``path`` with its symlinks resolved, once per process (every run of an exploration builds a tracer)."""
+    return os.path.realpath(path)
 
 
 class LineTracer:
@@ -55,7 +62,7 @@ class LineTracer:
     ) -> None:
         self._scheduler = scheduler
         self._join = recorded
-        self._files = {os.path.realpath(f) for f in files}
+        self._files = {_resolved(str(f)) for f in files}
         self._seen: dict[str, str | None] = {}  # co_filename -> its label when traced, None when not
         # co_filename -> the local trace function for its frames, or None: one lookup per call event, no Python call
         # (on 3.11 the hook sees every call an actor makes, the lab's own recording included)
@@ -110,7 +117,7 @@ class LineTracer:
     def _label(self, filename: str) -> str | None:
         label = self._seen.get(filename, "")
         if label == "":
-            label = Path(filename).stem if os.path.realpath(filename) in self._files else None
+            label = Path(filename).stem if _resolved(filename) in self._files else None
             self._seen[filename] = label
         return label
 

@@ -12,7 +12,7 @@ from types import CodeType
 
 from lab.engine.accesses import Recording, start_recording
 from lab.engine.granularity import Granularity
-from lab.engine.instrument import InstrumentError, instrument_module
+from lab.engine.instrument import InstrumentedModule, InstrumentError, instrument_module
 from lab.engine.lines import LineTracer
 from lab.engine.policies import Policy
 from lab.engine.run import ActorEnd, RunResult, RunStatus
@@ -63,8 +63,8 @@ def run_scenario(
     recorder = _Recorder(loaded.cls, scheduler, granularity) if record else None
     tracer = None
     if granularity is Granularity.LINE and recorder is not None:
-        files = files_to_trace(loaded.cls)
-        tracer = LineTracer(scheduler, files, recorder.codes_in(files), recorded=True)
+        files, codes = _traced(loaded.cls)
+        tracer = LineTracer(scheduler, files, codes, recorded=True)
         scheduler.set_actor_hooks(tracer.install, tracer.uninstall)
     scenario = loaded.cls()
     scenario.lab = lab = Lab(scheduler, loaded.cls)
@@ -145,27 +145,47 @@ def line_files(cls: type[Scenario]) -> list[str]:
     return files_under_test(cls)
 
 
+_Instrumented = tuple[list[InstrumentedModule], frozenset[CodeType]]
+_instrumented_by_class: dict[type[Scenario], _Instrumented] = {}
+_traced_by_class: dict[type[Scenario], tuple[list[str], frozenset[CodeType]]] = {}
+
+
+def _instrumented(cls: type[Scenario]) -> _Instrumented:
+    """The rewritten modules under test of ``cls`` and all their code objects: worked out once per scenario class
+    (a module is rewritten once per process; an exploration runs thousands of schedules)."""
+    found = _instrumented_by_class.get(cls)
+    if found is None:
+        try:
+            modules = [instrument_module(name) for name in modules_under_test(cls)]
+        except InstrumentError as error:
+            raise ScenarioError(str(error)) from None
+        codes = frozenset(code for module in modules for code in module.codes)
+        found = _instrumented_by_class[cls] = (modules, codes)
+    return found
+
+
+def _traced(cls: type[Scenario]) -> tuple[list[str], frozenset[CodeType]]:
+    """The files whose lines are scheduling points at line granularity, and the rewritten code objects in them."""
+    found = _traced_by_class.get(cls)
+    if found is None:
+        files = files_to_trace(cls)
+        wanted = set(files)
+        modules, _codes = _instrumented(cls)
+        traced = frozenset(
+            code for module in modules if os.path.realpath(module.filename) in wanted for code in module.codes
+        )
+        found = _traced_by_class[cls] = (files, traced)
+    return found
+
+
 class _Recorder:
     """Instruments the modules under test for one run and records each actor's accesses by object identity."""
 
     def __init__(self, cls: type[Scenario], scheduler: Scheduler, granularity: Granularity) -> None:
-        try:
-            self._modules = [instrument_module(name) for name in modules_under_test(cls)]
-        except InstrumentError as error:
-            raise ScenarioError(str(error)) from None
-        codes: set[CodeType] = set()
-        for module in self._modules:
-            codes |= module.codes
+        self._modules, codes = _instrumented(cls)
         self._recording = Recording(
             scheduler, every_access_schedules=granularity is Granularity.INSTRUCTION, instrumented=codes
         )
-
-    def codes_in(self, files: list[str]) -> set[CodeType]:
-        """The rewritten code objects of the modules whose (resolved) file is one of ``files``."""
-        wanted = set(files)
-        return {
-            code for module in self._modules if os.path.realpath(module.filename) in wanted for code in module.codes
-        }
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
