@@ -82,7 +82,10 @@ class _Alternate:
 
 def _run_traced(module: ModuleType, files: list[Path], box: list[int], policy: Policy | None = None) -> RunResult:
     scheduler = Scheduler(policy=policy)
-    tracer = LineTracer(scheduler, files, [module.bump.__code__])
+    named = {os.path.realpath(f) for f in files}
+    functions = [module.bump, sys.modules["untraced"].double]
+    codes = [f.__code__ for f in functions if os.path.realpath(f.__code__.co_filename) in named]  # those files'
+    tracer = LineTracer(scheduler, files, codes)
     scheduler.set_actor_hooks(tracer.install, tracer.uninstall)
     scheduler.add_actor("a", lambda: module.bump(box))
     scheduler.add_actor("b", lambda: module.bump(box))

@@ -27,6 +27,7 @@ import contextlib
 import functools
 import os
 import sys
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import CodeType, FrameType
@@ -42,6 +43,76 @@ _TOOL_NAME = "concurrency-lab lines"
 def _resolved(path: str) -> str:
     """``path`` with its symlinks resolved, once per process (every run of an exploration builds a tracer)."""
     return os.path.realpath(path)
+
+
+class _LineEvents:
+    """The process's registration of line events with ``sys.monitoring`` (3.12+): one tool id, one callback that
+    hands each event to the tracer of the calling thread's run, and the events enabled on the code of every run that
+    needs them. Runs that overlap, or that an exploration keeps together (:func:`line_events_kept`), share it; the
+    last one to end disables the events and frees the tool. Enabling events on a code object and disabling them
+    again re-instruments its bytecode: done for every run of an exploration, it cost more than the run's lines."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._tool = 0
+        self._enabled: set[CodeType] = set()
+
+    def acquire(self, codes: Iterable[CodeType]) -> None:
+        """One more user; line events on ``codes`` from now until the last user releases."""
+        monitoring: Any = getattr(sys, "monitoring")  # noqa: B009 (absent on 3.11, where this is not reached)
+        line = monitoring.events.LINE
+        with self._lock:
+            if self._users == 0:
+                tool = next((t for t in range(1, 6) if monitoring.get_tool(t) is None), None)
+                if tool is None:
+                    raise ScheduleError("line granularity needs a free sys.monitoring tool id (ids 1-5 are all taken)")
+                monitoring.use_tool_id(tool, _TOOL_NAME)
+                monitoring.register_callback(tool, line, _on_line_event)
+                self._tool = tool
+            self._users += 1
+            for code in codes:
+                if code not in self._enabled:
+                    monitoring.set_local_events(self._tool, code, line)
+                    self._enabled.add(code)
+
+    def release(self) -> None:
+        """One user fewer; the last one leaves no event enabled and no tool taken."""
+        monitoring: Any = getattr(sys, "monitoring")  # noqa: B009
+        with self._lock:
+            self._users -= 1
+            if self._users:
+                return
+            for code in self._enabled:
+                monitoring.set_local_events(self._tool, code, 0)
+            self._enabled.clear()
+            monitoring.register_callback(self._tool, monitoring.events.LINE, None)
+            monitoring.free_tool_id(self._tool)
+
+
+_LINE_EVENTS = _LineEvents()
+_thread_tracer = threading.local()
+"""``tracer``: the :class:`LineTracer` of the run whose actor is the calling thread (set while the actor runs)."""
+
+
+def _on_line_event(code: CodeType, line: int) -> None:
+    tracer: LineTracer | None = getattr(_thread_tracer, "tracer", None)
+    if tracer is not None:  # a thread that is no actor (the main thread during setup) runs its lines unscheduled
+        tracer._on_monitored_line(code, line)
+
+
+@contextlib.contextmanager
+def line_events_kept() -> Iterator[None]:
+    """Keep line events registered from one run to the next (an exploration's thousands of runs), not set up and
+    torn down for each; nothing on Python 3.11, or where ``LAB_LINE_EVENTS=settrace`` asks for the tracing hook."""
+    if sys.version_info < (3, 12) or os.environ.get("LAB_LINE_EVENTS", "") == "settrace":
+        yield
+        return
+    _LINE_EVENTS.acquire(())
+    try:
+        yield
+    finally:
+        _LINE_EVENTS.release()
 
 
 class LineTracer:
@@ -68,21 +139,26 @@ class LineTracer:
         # (on 3.11 the hook sees every call an actor makes, the lab's own recording included)
         self._local_trace: dict[str, Any] = {}
         self._codes = tuple(codes)
+        self._traced = frozenset(self._codes)
         # the code whose every access is recorded: only its lines may join a step that touched nothing (settrace
         # also reports lines of other code in a traced file, such as a function compiled at run time)
-        self._joinable = frozenset(self._codes) if recorded else frozenset()
+        self._joinable = self._traced if recorded else frozenset()
         self._monitoring = (
             sys.version_info >= (3, 12) and bool(self._codes) and os.environ.get("LAB_LINE_EVENTS", "") != "settrace"
         )
 
     def install(self) -> None:
         """Start tracing in the calling thread (the scheduler calls this at the start of each actor)."""
-        if not self._monitoring:
+        if self._monitoring:
+            _thread_tracer.tracer = self
+        else:
             sys.settrace(self._on_call)
 
     def uninstall(self) -> None:
         """Stop tracing in the calling thread."""
-        if not self._monitoring:
+        if self._monitoring:
+            _thread_tracer.tracer = None
+        else:
             sys.settrace(None)
 
     @contextlib.contextmanager
@@ -91,28 +167,20 @@ class LineTracer:
         if not self._monitoring:
             yield
             return
-        monitoring: Any = getattr(sys, "monitoring")  # noqa: B009 (absent on 3.11, where this is not reached)
-        tool = next((t for t in range(1, 6) if monitoring.get_tool(t) is None), None)
-        if tool is None:
-            raise ScheduleError("line granularity needs a free sys.monitoring tool id (ids 1-5 are all taken)")
-        monitoring.use_tool_id(tool, _TOOL_NAME)
-        line = monitoring.events.LINE
-        monitoring.register_callback(tool, line, self._on_monitored_line)
+        _LINE_EVENTS.acquire(self._codes)
         try:
-            for code in self._codes:
-                monitoring.set_local_events(tool, code, line)
             yield
         finally:
-            for code in self._codes:
-                monitoring.set_local_events(tool, code, 0)
-            monitoring.register_callback(tool, line, None)
-            monitoring.free_tool_id(tool)
+            _LINE_EVENTS.release()
 
     def _on_monitored_line(self, code: CodeType, line: int) -> None:
-        label = self._seen.get(code.co_filename)
-        self._scheduler.line(
-            label if label is not None else self._label(code.co_filename) or "", line, join_invisible=self._join
-        )
+        if code not in self._traced:
+            return  # code another run enabled events on, while an exploration keeps them (see _LineEvents)
+        label = self._seen.get(code.co_filename, "")
+        if label == "":
+            label = self._label(code.co_filename)
+        if label is not None:  # a code object given of a file not named: its lines are not points, as with settrace
+            self._scheduler.line(label, line, join_invisible=self._join)
 
     def _label(self, filename: str) -> str | None:
         label = self._seen.get(filename, "")

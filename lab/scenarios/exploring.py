@@ -8,6 +8,7 @@ re-run once from its schedule string before it is reported, so a reported counte
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -17,6 +18,7 @@ from enum import StrEnum
 from lab.engine.atomicity import AtomicityCheck, run_parts
 from lab.engine.explorer import DEFAULT_MAX_SCHEDULES, Execution, Exploration, Explorer
 from lab.engine.granularity import Granularity
+from lab.engine.lines import line_events_kept
 from lab.engine.run import RunResult, RunStatus
 from lab.engine.schedule import ReplayPolicy
 from lab.engine.trace import Json
@@ -147,7 +149,8 @@ def explore_scenario(
         jobs=jobs,
         atomicity=atomicity,
     )
-    found = explorer.explore(done)
+    with line_events_kept() if granularity == Granularity.LINE else contextlib.nullcontext():
+        found = explorer.explore(done)
     rows, failing = _grade(table, found)
     counterexample = None
     problem = ""
