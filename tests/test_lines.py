@@ -172,6 +172,19 @@ class TestRemoval:
         _run_traced(traced, [_path(traced)], [0])
         assert [monitoring.get_tool(tool) for tool in range(6)] == before
 
+    @pytest.mark.skipif(sys.version_info < (3, 12), reason="sys.monitoring is new in Python 3.12")
+    def test_an_exploration_keeps_one_tool_and_frees_it(self) -> None:  # pragma: no cover (3.12+)
+        """An exploration's runs share one registration, and nothing is left taken or enabled after it."""
+        from lab.scenarios.exploring import explore_scenario
+        from lab.scenarios.loader import load
+
+        monitoring = sys.monitoring  # type: ignore[attr-defined,unused-ignore]
+        before = [monitoring.get_tool(tool) for tool in range(6)]
+        loaded = load(ROOT / "tests" / "soundness" / "check_then_act.py")
+        found = explore_scenario(loaded, granularity="line")
+        assert found.schedules > 1
+        assert [monitoring.get_tool(tool) for tool in range(6)] == before
+
 
 # The same two-actor run in another interpreter: the line events, whether the actor's thread had a trace function
 # (settrace) or not (sys.monitoring), and the monitoring tools left taken afterwards.
