@@ -254,6 +254,15 @@ class Recording:
             kinds = _KINDS[codes] = {}
         self._kinds = kinds
 
+    def close(self) -> None:
+        """The run is over: let go of every object kept alive for its labels. Kept, an exception the code under
+        test raised would hold, through its traceback, the frames that hold this recording: a cycle with the whole
+        run in it that only the garbage collector could free."""
+        self._alive.clear()
+        self._labels.clear()
+        self._things.clear()
+        self._instance_dicts.clear()
+
     # -- labels ----------------------------------------------------------------------------------------------------
 
     def name_roots(self, roots: dict[str, object], *, modules: tuple[types.ModuleType, ...] = ()) -> None:

@@ -135,9 +135,9 @@ class LineTracer:
         self._join = recorded
         self._files = {_resolved(str(f)) for f in files}
         self._seen: dict[str, str | None] = {}  # co_filename -> its label when traced, None when not
-        # co_filename -> the local trace function for its frames, or None: one lookup per call event, no Python call
-        # (on 3.11 the hook sees every call an actor makes, the lab's own recording included)
-        self._local_trace: dict[str, Any] = {}
+        # co_filename -> whether its frames are traced: one lookup per call event, no Python call (on 3.11 the hook
+        # sees every call an actor makes, the lab's own recording included)
+        self._local_trace: dict[str, bool] = {}
         self._codes = tuple(codes)
         self._traced = frozenset(self._codes)
         # the code whose every access is recorded: only its lines may join a step that touched nothing (settrace
@@ -191,11 +191,12 @@ class LineTracer:
 
     def _on_call(self, frame: FrameType, event: str, arg: Any) -> Any:
         filename = frame.f_code.co_filename  # the global hook gets "call" events only
-        try:
-            return self._local_trace[filename]
-        except KeyError:
-            found = self._local_trace[filename] = self._on_line if self._label(filename) is not None else None
-            return found
+        traced = self._local_trace.get(filename)
+        if traced is None:
+            traced = self._local_trace[filename] = self._label(filename) is not None
+        # a fresh bound method, not one kept in the tracer: kept, it would make the tracer (and through it the
+        # scheduler and the whole run's books) a cycle that only the garbage collector frees
+        return self._on_line if traced else None
 
     def _on_line(self, frame: FrameType, event: str, arg: Any) -> Any:
         if event == "line":  # a frame of a traced file: its label is known (see _on_call)

@@ -46,7 +46,8 @@ class Worker:
                     return
                 with contextlib.suppress(BaseException):  # a task reports its own errors; an abort ends here
                     task()
-                self._task = None
+                # let go of the task while idle: it holds its run's scheduler, and with it the whole run's books
+                task = self._task = None
                 self.thread.name = "lab-actor"
                 self._pool.put_back(self)
         except BaseException:  # an abort that arrived between two tasks: this thread is done, not the lab

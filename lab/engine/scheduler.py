@@ -375,6 +375,10 @@ class Scheduler:
             # An actor's body is a method of the scenario, whose lab holds this scheduler: a cycle that only the
             # garbage collector could free, with the whole run's books in it. Cut it, so they go when unused.
             actor.body = _ran
+            actor.waiting = actor.gate = None  # what a stopped actor waited for holds a primitive, which holds us
+        # the same for the hooks and the end watcher (a line tracer, an observer: each holds this scheduler)
+        self._actor_hooks = None
+        self._end_watcher = None
         return result
 
     def _unfinished_outcome(self) -> str:
@@ -583,6 +587,37 @@ def _collector_paused() -> Iterator[None]:
                 _paused_runs -= 1
                 if _paused_runs == 0:
                     gc.enable()
+
+
+_RELAXED_THRESHOLD = 10_000
+_relaxed = 0
+_thresholds: tuple[int, int, int] = gc.get_threshold()
+
+
+@contextlib.contextmanager
+def collector_relaxed() -> Iterator[None]:
+    """While many runs follow each other (an exploration): the young generation is collected after 10,000 new
+    objects rather than 700, and the previous thresholds come back at the end.
+
+    A run leaves no cycle (see :meth:`Scheduler.run`) but keeps its books until the explorer is done with them, so
+    the collection that followed each run traversed about a thousand live objects, promoted them, and every few
+    dozen runs went through the whole heap, to free nothing: a tenth of a line-granularity exploration. With the
+    larger threshold, the books are freed (which lowers the count again) long before it is reached. Cycles that the
+    code under test makes are still collected, after more allocations."""
+    global _relaxed, _thresholds
+    with _pausing:
+        if _relaxed == 0:
+            _thresholds = gc.get_threshold()
+            if _thresholds[0] and _thresholds[0] < _RELAXED_THRESHOLD:
+                gc.set_threshold(_RELAXED_THRESHOLD, *_thresholds[1:])
+        _relaxed += 1
+    try:
+        yield
+    finally:
+        with _pausing:
+            _relaxed -= 1
+            if _relaxed == 0 and gc.get_threshold()[0] == _RELAXED_THRESHOLD:
+                gc.set_threshold(*_thresholds)
 
 
 def _after_fork_in_child() -> None:

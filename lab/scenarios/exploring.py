@@ -21,6 +21,7 @@ from lab.engine.granularity import Granularity
 from lab.engine.lines import line_events_kept
 from lab.engine.run import RunResult, RunStatus
 from lab.engine.schedule import ReplayPolicy
+from lab.engine.scheduler import collector_relaxed
 from lab.engine.trace import Json
 from lab.errors import ScenarioError
 from lab.scenarios.explaining import Explanation, explain_failure, replay_command
@@ -149,7 +150,7 @@ def explore_scenario(
         jobs=jobs,
         atomicity=atomicity,
     )
-    with line_events_kept() if granularity == Granularity.LINE else contextlib.nullcontext():
+    with collector_relaxed(), line_events_kept() if granularity == Granularity.LINE else contextlib.nullcontext():
         found = explorer.explore(done)
     rows, failing = _grade(table, found)
     counterexample = None

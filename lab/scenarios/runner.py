@@ -209,6 +209,7 @@ class _Recorder:
             yield
         finally:
             start_recording(None)
+            self._recording.close()
 
 
 def _pick_variant(cls: type[Scenario], variant: str | None) -> str:
