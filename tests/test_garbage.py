@@ -17,7 +17,7 @@ import pytest
 
 from lab.engine.scheduler import collector_relaxed
 from lab.scenarios.exploring import explore_scenario
-from lab.scenarios.loader import load
+from lab.scenarios.loader import LoadedScenario, load
 from lab.scenarios.runner import run_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,6 +48,7 @@ def _collector_off() -> Iterator[None]:
 )
 def test_a_run_and_an_exploration_leave_no_cycle(name: str, granularity: str) -> None:
     loaded = load(ROOT / "scenarios" / f"{name}.py")
+    assert isinstance(loaded, LoadedScenario)
     run_scenario(loaded, granularity=granularity, record_accesses=True)  # rewriting leaves garbage, once a process
     with _collector_off():
         run_scenario(loaded, granularity=granularity, record_accesses=True)
