@@ -630,13 +630,28 @@ def _children(path: str, obj: object) -> list[tuple[str, object]]:
             kind = type(value)
             if kind is tuple or kind in _CODE_LIKE or not _IMMUTABLE_TYPE[kind]:
                 found.append((f"{path}.{name}", value))
-    for klass in type(obj).__mro__:
-        for slot in klass.__dict__.get("__slots__", ()) if isinstance(klass.__dict__.get("__slots__"), tuple) else ():
+    slots = _SLOTS.get(type(obj))
+    if slots is None:
+        slots = _SLOTS[type(obj)] = _slots_of(type(obj))
+    for slot, descriptor in slots:
+        with contextlib.suppress(AttributeError):
+            found.append((f"{path}.{slot}", descriptor.__get__(obj, type(obj))))
+    return found
+
+
+_SLOTS: dict[type, tuple[tuple[str, types.MemberDescriptorType], ...]] = {}
+"""Type -> its slots and their descriptors (every class in the MRO): the walk meets the same types every run."""
+
+
+def _slots_of(kind: type) -> tuple[tuple[str, types.MemberDescriptorType], ...]:
+    found: list[tuple[str, types.MemberDescriptorType]] = []
+    for klass in kind.__mro__:
+        names = klass.__dict__.get("__slots__")
+        for slot in names if isinstance(names, tuple) else ():
             descriptor = klass.__dict__.get(slot)
             if isinstance(descriptor, types.MemberDescriptorType):
-                with contextlib.suppress(AttributeError):
-                    found.append((f"{path}.{slot}", descriptor.__get__(obj, type(obj))))
-    return found
+                found.append((slot, descriptor))
+    return tuple(found)
 
 
 def _key_text(key: object) -> str:
