@@ -46,9 +46,13 @@ exact; where it changes inside one (a repeated operation on one object, a hold) 
 beyond the cut is not judged there: a pruned run is a prefix of a run the explorer did complete, where it is. What
 cut runs did touch still counts.
 
-**Cost.** Runs share most of their steps, so a step's accesses are merged into its epoch only the first time that
-epoch is seen doing exactly them, and the windows of every step between two synchronisations of one actor, which
-are equal, are worked out once per run.
+**Cost.** It runs once per explored execution, so it does per access only what C does (grouping, slicing,
+hashing) and keeps its Python for steps, synchronisations and labelled objects. Runs share most of their steps: a
+step's accesses are merged into its epoch only the first time that epoch is seen doing exactly them; within one
+process a step that did what an earlier one did is handed the earlier, equal tuple of its accesses (and what was
+worked out about it), so that merging finds it by identity; windows are worked out from the synchronising steps
+alone, once per stretch between two of one actor's, and shared by runs that synchronised alike; and the search
+for a split looks each access up once per other actor, skipping at once the many that nothing conflicts with.
 
 Limits (it is a check on the steps that ran, not a proof): a step whose accesses depend on data another actor
 writes may be judged by accesses it would not make in the interleaving found; epochs are matched by number, so two
@@ -59,11 +63,11 @@ run in which the query comes first is judged too).
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import groupby
-from operator import itemgetter
+from itertools import compress, groupby
+from operator import attrgetter, itemgetter
 
 from lab.engine.footprint import ANY_KEY, Entry, Footprint, describe_entry
 from lab.engine.run import Access, Decision, RunResult, RunStatus
@@ -81,12 +85,17 @@ _Window = tuple[int, int]
 """A range of another actor's epochs, ``(first, end)``, ``end`` exclusive (``_OPEN``: to its last)."""
 _Key = tuple[str, tuple[_What, ...], tuple[tuple[str, _Window], ...]]
 """A step that may be split: its actor, its accesses, and the windows of the others."""
+_Merged = tuple[tuple[_What, ...], set[tuple[str, int]], set[tuple[str, tuple[tuple[str, _Window], ...]]]]
+"""For one step's accesses: the first tuple of them seen, the places (actor, epoch) and the windows (actor, windows)
+they were merged with."""
 _OPEN = 1 << 62
 _NO_CLOCK: dict[str, int] = {}  # shared, never changed
 _Memo = dict[tuple[Entry, frozenset[str]], list[tuple[int, Access]]]
 """For one other actor: an access (its entry and locks) -> that actor's accesses that conflict with it unprotected."""
 _STEP = itemgetter(0)
+_CHOSEN = attrgetter("chosen")
 _WHAT = itemgetter(slice(2, None))
+_THING = itemgetter(0)
 _NONE: frozenset[Entry] = frozenset()
 
 
@@ -118,19 +127,19 @@ windows of the other actors' epochs that ran concurrently with it (empty unless 
 def run_parts(run: RunResult) -> list[RunPart]:
     """What ``run``'s shared steps add to an :class:`AtomicityCheck`: a function of the run alone, so that the
     process that ran it can work it out and the one that checks merges it."""
-    if not run.accesses:
+    accesses = run.accesses
+    if not accesses:
         return []
-    actors = [decision.chosen for decision in run.decisions]
-    footprints = run.step_footprints
-    sync = [_sync_entries(footprints[i]) if i < len(footprints) else _NONE for i in range(len(actors))]
-    shared, touched = _shared_accesses(run.accesses, len(actors))
-    epochs, ends = _epochs(actors, run.decisions, sync, touched)
-    windows_of = _Windows(actors, sync, epochs, ends, complete=run.status in _COMPLETE)
+    decisions = run.decisions
+    actors = list(map(_CHOSEN, decisions))
+    shared, touched = _shared_accesses(accesses, len(actors))
+    shape = _Shape(actors, decisions, _sync_of(run.step_footprints, len(actors)), touched, run.status in _COMPLETE)
+    opens, around = shape.opens, shape.around
     parts: list[RunPart] = []
-    for step, mine in shared.items():
-        content: tuple[_What, ...] = tuple(map(_WHAT, mine))
-        windows = windows_of.around(step) if len(mine) >= 2 else ()
-        parts.append(((actors[step], epochs[step]), content, tuple(mine), windows))
+    for step, (content, mine) in shared.items():
+        actor = actors[step]
+        windows = around(step, actor) if len(mine) >= 2 else ()
+        parts.append(((actor, bisect_right(opens[actor], step)), content, mine, windows))
     return parts
 
 
@@ -138,12 +147,16 @@ class AtomicityCheck:
     """Collects, over every run of an exploration, the steps that touch shared state more than once (each with the
     epochs of every other actor that ran concurrently with it) and what each actor touched in each of its epochs,
     then looks for a step another actor can split (see the module docstring).
+
+    Runs repeat most of their steps, so what was seen is filed by a step's accesses first: a part seen before costs
+    one look-up of them, and their places and windows are small.
     """
 
     def __init__(self) -> None:
-        self._candidates: dict[_Key, tuple[tuple[Access, ...], dict[str, _Window]]] = {}
+        self._candidates: list[tuple[_Key, tuple[Access, ...], dict[str, _Window]]] = []
         self._profiles: dict[tuple[str, int], _Profile] = {}
-        self._merged: set[tuple[tuple[str, int], tuple[_What, ...]]] = set()
+        self._seen: dict[tuple[_What, ...], _Merged] = {}
+        self._same: dict[int, _Merged] = {}  # the same, by the identity of the first tuple of accesses seen
         self._index: dict[str, _Parts] | None = None
 
     def add_run(self, run: RunResult) -> None:
@@ -151,30 +164,45 @@ class AtomicityCheck:
         self.merge(run_parts(run))
 
     def merge(self, parts: Sequence[RunPart]) -> None:
-        """Take in what one run's shared steps add (:func:`run_parts`, which a worker process may have worked out)."""
-        if not parts:
-            return
-        self._index = None
-        profiles, merged, candidates = self._profiles, self._merged, self._candidates
+        """Take in what one run's shared steps add (:func:`run_parts`, which a worker process may have worked out).
+
+        A part is filed by its accesses: looked up first by the identity of their tuple (``run_parts`` hands out the
+        first equal one it made, so in one process an old step is found without comparing its accesses one by one),
+        then by value (parts from another process). Either way the same record is found: only the cost differs.
+        """
+        profiles, seen, candidates, same = self._profiles, self._seen, self._candidates, self._same
         for place, content, mine, windows in parts:
-            if (place, content) not in merged:  # the same accesses in the same epoch, as in an earlier run
-                merged.add((place, content))
+            known = same.get(id(content))  # the very tuple seen before (run_parts hands out the first equal one)
+            if known is None or known[0] is not content:
+                known = seen.get(content)
+                if known is None:
+                    known = seen[content] = (content, set(), set())
+                    same[id(content)] = known  # kept alive in ``seen``: no other tuple can take its id meanwhile
+            _, places, windowed = known
+            if place not in places:  # the same accesses in the same epoch, as in an earlier run, add nothing
+                places.add(place)
+                self._index = None
                 profile = profiles.setdefault(place, {})
                 for what, access in zip(content, mine, strict=True):
                     profile.setdefault(what, access)
-            if windows and (place[0], content, windows) not in candidates:
-                candidates[(place[0], content, windows)] = (mine, dict(windows))
+            if windows and (place[0], windows) not in windowed:
+                windowed.add((place[0], windows))
+                candidates.append(((place[0], content, windows), mine, dict(windows)))
 
     def finding(self) -> SplitStep | None:
         """The first split-able step found, in a stable order, or ``None``."""
         index = self._by_part()
         found: list[tuple[str, str, SplitStep]] = []  # put in a stable order only when there is something to order
-        memos: dict[str, _Memo] = {}  # candidates share most accesses: each is looked up once per actor and window
-        for key, (mine, windows) in self._candidates.items():
+        memos: dict[str, _Memo] = {}  # candidates share most accesses: each is looked up once per actor
+        for key, mine, windows in self._candidates:
             for other in sorted(windows):
                 theirs = index.get(other)
-                memo = memos.setdefault(other, {})
-                split = _split(mine, theirs, windows[other], memo) if theirs is not None else None
+                if theirs is None:
+                    continue
+                memo = memos.get(other)
+                if memo is None:
+                    memo = memos[other] = {}
+                split = _split(mine, theirs, windows[other], memo)
                 if split is not None:
                     found.append((_stable(key), other, split))
                     break
@@ -237,67 +265,100 @@ def _sync_entries(footprint: Footprint) -> frozenset[Entry]:
     return frozenset(found) if found else _NONE
 
 
-def _shared_accesses(accesses: Sequence[Access], steps: int) -> tuple[dict[int, list[Access]], set[int]]:
-    """Each step's accesses that another actor could reach, and the steps that touched any data at all.
+def _sync_of(footprints: Sequence[Footprint], steps: int) -> list[frozenset[Entry]]:
+    """Each step's synchronisation entries. Most steps carry none, and most of a footprint is data: looking for a
+    kind among its things without a Python loop finds that out, and only the few others are picked apart."""
+    sync = [_NONE] * steps
+    for i, footprint in enumerate(footprints[:steps]):
+        if not _SYNC_KINDS.isdisjoint(map(_THING, footprint)):
+            sync[i] = _sync_entries(footprint)
+    return sync
+
+
+def _shared_accesses(
+    accesses: Sequence[Access], steps: int
+) -> tuple[dict[int, tuple[tuple[_What, ...], tuple[Access, ...]]], set[int]]:
+    """Each step's accesses that another actor could reach (what they touched, and the accesses), and the steps
+    that touched any data at all.
 
     An object labelled as made by the accessing actor (``list#fast.3``) is private in the step that first touched
     it: nobody else can have a reference to it yet.
     """
-    by_step: dict[int, list[Access]] = {}
+    by_step: dict[int, tuple[Access, ...]] = {}
     for step, group in groupby(accesses, _STEP):
         if step < steps:
-            by_step.setdefault(step, []).extend(group)
+            known = by_step.get(step)
+            mine = tuple(group)
+            by_step[step] = mine if known is None else known + mine
     touched = set(by_step)
+    shared: dict[int, tuple[tuple[_What, ...], tuple[Access, ...]]] = {}
+    labelled: list[tuple[int, _Done]] = []
+    for step, mine in by_step.items():
+        done = _DONE.get(content := tuple(map(_WHAT, mine)))
+        if done is None:
+            done = _done(content)
+        shared[step] = (done[0], mine)
+        if done[1]:
+            labelled.append((step, done))
+    if labelled:
+        _take_private(shared, labelled)
+    return shared, touched
+
+
+def _take_private(
+    shared: dict[int, tuple[tuple[_What, ...], tuple[Access, ...]]], labelled: list[tuple[int, _Done]]
+) -> None:
+    """Take out of each step the objects labelled with its actor (``list#fast.3``) that it is the first to touch."""
+    labelled.sort(key=_STEP)
     first_seen: dict[str, int] = {}
-    for step in sorted(by_step):
-        mine = by_step[step]
-        private: set[str] = set()
-        for access in [a for a in mine if "#" in a[2][0]]:
-            thing = access[2][0]
-            if first_seen.setdefault(thing, step) == step and f"#{access[1]}." in thing:
-                private.add(thing)
-        if private:
-            mine = [a for a in mine if a[2][0] not in private]
-            if mine:
-                by_step[step] = mine
-            else:
-                del by_step[step]
-    return by_step, touched
+    for step, (content, positions, kept) in labelled:
+        mine = shared[step][1]
+        private: list[int] = []
+        for number, (thing, where) in enumerate(positions):
+            if first_seen.setdefault(thing, step) != step:
+                continue
+            if f"#{mine[where[0]][1]}." in thing or any(f"#{mine[k][1]}." in thing for k in where[1:]):
+                private.append(number)
+        if not private:
+            continue
+        taken = tuple(private)
+        got = kept.get(taken)
+        if got is None:
+            gone = {positions[number][0] for number in taken}
+            mask = tuple(what[0][0] not in gone for what in content)
+            got = kept[taken] = (_canonical(tuple(compress(content, mask))), mask)
+        if got[0]:
+            shared[step] = (got[0], tuple(compress(mine, got[1])))
+        else:
+            del shared[step]
 
 
-def _epochs(
-    actors: Sequence[str], decisions: Sequence[Decision], sync: Sequence[frozenset[Entry]], touched: set[int]
-) -> tuple[list[int], list[int]]:
-    """Each step's sync epoch within its actor (see the module docstring), and the first epoch none of whose data
-    the step precedes: its own, or the next one when data of its epoch ran before it.
-
-    The second is where a window ends that the step is the first to be ordered after. A step that does not open an
-    epoch may be the first of its actor ordered after something, and data of its epoch may have run before it (the
-    actor touched data, then was held at a probe, which synchronises nothing until it parks): that data is not
-    ordered by what the step waited for.
-    """
-    current: dict[str, int] = {}
-    previous: dict[str, int] = {}
-    dirty: dict[str, bool] = {}  # the actor's current epoch has touched data
-    epochs: list[int] = []
-    ends: list[int] = []
-    for i, actor in enumerate(actors):
-        epoch = current.get(actor, 0)
-        if sync[i]:
-            before = previous.get(actor)
-            if before is None or not _same_operation(before, i, actor, decisions, sync, touched):
-                epoch = current[actor] = epoch + 1
-                dirty[actor] = False
-        epochs.append(epoch)
-        ends.append(epoch + 1 if dirty.get(actor, False) else epoch)
-        if i in touched:
-            dirty[actor] = True
-        previous[actor] = i
-    return epochs, ends
+_Done = tuple[
+    tuple[_What, ...],
+    tuple[tuple[str, tuple[int, ...]], ...],
+    dict[tuple[int, ...], tuple[tuple[_What, ...], tuple[bool, ...]]],
+]
+"""What a step did, worked out once: the first equal tuple of its accesses (looking that up again, here or where it
+is merged, compares by identity), each labelled object it touched and where, and what it keeps without some."""
+_DONE: dict[tuple[_What, ...], _Done] = {}
 
 
-_HOLDS = frozenset({"latch", "event"})
-"""What a probe hold waits for, and what the step that resumes the held actor carries."""
+def _done(content: tuple[_What, ...]) -> _Done:
+    """Remember ``content`` as the tuple to hand out for equal ones, with the labelled objects it touched."""
+    where: dict[str, list[int]] = {}
+    for k, ((thing, _, _), _, _) in enumerate(content):
+        if "#" in thing:
+            where.setdefault(thing, []).append(k)
+    if len(_DONE) >= _REMEMBERED:
+        _DONE.clear()
+    done = _DONE[content] = (content, tuple((thing, tuple(ks)) for thing, ks in where.items()), {})
+    return done
+
+
+def _canonical(content: tuple[_What, ...]) -> tuple[_What, ...]:
+    """The remembered tuple equal to ``content``."""
+    done = _DONE.get(content)
+    return (done if done is not None else _done(content))[0]
 
 
 def _same_operation(
@@ -313,7 +374,7 @@ def _same_operation(
 
     The actor's next operation on the same object with nothing else between counts as the same one too, the same way
     in every run; windows then take in the whole epoch, a little more than they must (see ``ends`` in
-    :func:`_epochs`). A hold parks a probe step that carries nothing and touches no data, and the actor cannot run
+    :class:`_Shape`). A hold parks a probe step that carries nothing and touches no data, and the actor cannot run
     until the latch opens; the resumed step carries that latch, which a run where it was already open does not
     record. A gated lock acquisition also follows a step after which the actor could not run, but that step may
     have touched data, and the acquisition carries a lock: it is a new operation.
@@ -326,29 +387,155 @@ def _same_operation(
     return all(entry[0] in _HOLDS for entry in added)
 
 
-def _sync_order(actors: Sequence[str], sync: Sequence[frozenset[Entry]]) -> list[dict[str, int]]:
-    """Vector clocks of the operations that open each step, over program order and synchronisation only.
+_HOLDS = frozenset({"latch", "event"})
+"""What a probe hold waits for, and what the step that resumes the held actor carries."""
 
-    ``clocks[i][X]`` is the last step of actor X whose opening operation happens-before the one opening step ``i``,
-    for every actor X other than step ``i``'s own (a step that synchronises nothing shares its actor's last clock,
-    uncopied, and nothing reads a clock's entry for its own actor).
-    Every synchronisation entry of the lab's primitives is joined with the last earlier write of the same object
-    (and a write with the reads since), which by transitivity covers every earlier conflicting step.
+
+_Windows = dict[tuple[str, int], tuple[tuple[str, _Window], ...]]
+"""An actor and how many of its synchronising steps led up to a step -> the step's windows."""
+_REMEMBERED = 4096
+_SKELETONS: dict[tuple[bool, tuple[str, ...], tuple[tuple[str, frozenset[Entry], int, bool], ...]], _Windows] = {}
+"""The windows of runs that synchronised alike, by how they synchronised (see :class:`_Shape`). Forgets everything
+past a bound, so that a long-lived process does not grow without end."""
+
+
+class _Shape:
+    """One run's epochs and windows, worked out from its synchronising steps alone.
+
+    Only a synchronising step changes anything these depend on: a step's epoch is how many steps of its actor up to
+    it opened one (see the module docstring), and every step between two synchronising steps of an actor has the same
+    clock (its actor's last synchronising step's) and the same windows, so both are looked up, not walked to.
+
+    The windows of a step begin with the epoch of the last step of each other actor whose opening operation
+    happens-before the step's (its own data, after that operation, is not ordered), and end before the first step
+    of the other actor that the operation opening the actor's next synchronising step happens-before (the step's
+    data comes before that operation, not after the step's own). That first step is a synchronising one, since only
+    those learn anything, and the window ends with its epoch, or the next one when data of its epoch ran before it
+    (the actor touched data, then was held at a probe: that data is not ordered by what the step waited for). A run
+    cut short cannot tell where a window ends that reaches past the cut.
     """
-    clocks: list[dict[str, int]] = []
-    last: dict[str, int] = {}
-    writer: dict[tuple[str, str], int] = {}
-    readers: dict[tuple[str, str], list[int]] = {}
-    keys: dict[str, set[str]] = {}
-    for i, actor in enumerate(actors):
-        before = last.get(actor)
-        entries = sync[i]
-        if not entries:  # ordered by nothing new: share the actor's clock (only another actor's entry is ever read)
-            clocks.append(clocks[before] if before is not None else _NO_CLOCK)
-            last[actor] = i
-            continue
-        clock = dict(clocks[before]) if before is not None else {}
-        if entries:
+
+    def __init__(
+        self,
+        actors: list[str],
+        decisions: Sequence[Decision],
+        sync: list[frozenset[Entry]],
+        touched: set[int],
+        complete: bool,
+    ) -> None:
+        self._actors = actors
+        self._sync = sync
+        self._complete = complete
+        self._names = list(dict.fromkeys(actors))
+        self._order = list(compress(range(len(actors)), sync))  # the synchronising steps
+        self._synced: dict[str, list[int]] = {name: [] for name in self._names}
+        for i in self._order:
+            self._synced[actors[i]].append(i)
+        self._ends: dict[int, int] = {}  # a synchronising step -> the first epoch none of whose data it precedes
+        self.opens = self._epochs(decisions, touched)
+        """For each actor, its steps that open an epoch: a step's epoch is how many of them it does not precede."""
+        self._clocks: dict[int, dict[str, int]] | None = None
+        self._seen: dict[tuple[str, str], list[int]] = {}
+        # windows are counted in epochs, and depend on the synchronising steps only through their order, actors,
+        # entries, and the epochs they open and end: runs that synchronise alike share them
+        ends = self._ends
+        skeleton = (
+            complete,
+            tuple(self._names),
+            tuple([(actors[i], sync[i], ends[i], i in self._opened) for i in self._order]),
+        )
+        windows = _SKELETONS.get(skeleton)
+        if windows is None:
+            if len(_SKELETONS) >= _REMEMBERED:
+                _SKELETONS.clear()
+            windows = _SKELETONS[skeleton] = {}
+        self._windows = windows
+
+    def around(self, step: int, actor: str) -> tuple[tuple[str, _Window], ...]:
+        """``(other actor, window)`` for every other actor whose window this run can tell, in name order."""
+        stretch = bisect_right(self._synced[actor], step)  # how many synchronising steps of the actor led to it
+        got = self._windows.get((actor, stretch))
+        if got is None:
+            got = self._windows[(actor, stretch)] = self._work_out(actor, stretch)
+        return got
+
+    def _work_out(self, actor: str, stretch: int) -> tuple[tuple[str, _Window], ...]:
+        opens = self.opens
+        clocks = self._clocks if self._clocks is not None else self._sync_order()
+        synced = self._synced[actor]
+        clock = clocks[synced[stretch - 1]] if stretch else _NO_CLOCK
+        ahead = synced[stretch] if stretch < len(synced) else None
+        found: list[tuple[str, _Window]] = []
+        for other in self._names:
+            if other == actor:
+                continue
+            before = clock.get(other, -1)
+            first = bisect_right(opens[other], before) if before >= 0 else 0
+            end = _OPEN
+            if ahead is not None:  # the other's steps are ordered after ``ahead`` from the first whose clock knows it
+                theirs = self._synced[other]
+                position = bisect_left(self._known(other, actor), ahead)
+                if position < len(theirs):
+                    end = self._ends[theirs[position]]
+            if end == _OPEN and not self._complete:
+                continue
+            found.append((other, (first, end)))
+        found.sort()
+        return tuple(found)
+
+    def _known(self, other: str, actor: str) -> list[int]:
+        """For each synchronising step of ``other``, the last step of ``actor`` it knows of (non-decreasing)."""
+        known = self._seen.get((other, actor))
+        if known is None:
+            clocks = self._clocks if self._clocks is not None else self._sync_order()
+            known = self._seen[(other, actor)] = [clocks[j].get(actor, -1) for j in self._synced[other]]
+        return known
+
+    def _epochs(self, decisions: Sequence[Decision], touched: set[int]) -> dict[str, list[int]]:
+        """For each actor, its steps that open an epoch; and for each synchronising step, where windows that it is
+        the first of its actor to be ordered after end (``_ends``)."""
+        actors, sync, ends = self._actors, self._sync, self._ends
+        self._opened: set[int] = set()
+        opens_of: dict[str, list[int]] = {}
+        for actor in self._names:
+            opens: list[int] = []
+            opens_of[actor] = opens
+            synced = self._synced[actor]
+            if not synced:
+                continue
+            mine = list(compress(range(synced[-1] + 1), map(actor.__eq__, actors)))  # its steps up to the last one
+            for i in synced:
+                position = bisect_left(mine, i)
+                if not position or not _same_operation(mine[position - 1], i, actor, decisions, sync, touched):
+                    opens.append(i)
+                    self._opened.add(i)
+                    ends[i] = len(opens)
+                else:  # data of this epoch that ran before ``i`` is not ordered by what ``i`` waited for
+                    since = bisect_left(mine, opens[-1]) if opens else 0
+                    dirty = any(map(touched.__contains__, mine[since:position]))
+                    ends[i] = len(opens) + 1 if dirty else len(opens)
+        return opens_of
+
+    def _sync_order(self) -> dict[int, dict[str, int]]:
+        """Vector clocks of the operations that open the synchronising steps, over program order and
+        synchronisation only.
+
+        ``clocks[i][X]`` is the last step of actor X whose opening operation happens-before the one opening step
+        ``i``. Every synchronisation entry of the lab's primitives is joined with the last earlier write of the same
+        object (and a write with the reads since), which by transitivity covers every earlier conflicting step.
+        """
+        actors, sync = self._actors, self._sync
+        clocks: dict[int, dict[str, int]] = {}
+        self._clocks = clocks
+        last: dict[str, int] = {}
+        writer: dict[tuple[str, str], int] = {}
+        readers: dict[tuple[str, str], list[int]] = {}
+        keys: dict[str, set[str]] = {}
+        for i in self._order:
+            actor = actors[i]
+            entries = sync[i]
+            before = last.get(actor)
+            clock = dict(clocks[before]) if before is not None else {}
             joined: set[int] = set()
             for thing, key, mode in entries:
                 for part in _parts(keys, thing, key):
@@ -368,10 +555,10 @@ def _sync_order(actors: Sequence[str], sync: Sequence[frozenset[Entry]]) -> list
                         readers.pop(part, None)
                 else:
                     readers.setdefault((thing, key), []).append(i)
-        clock[actor] = i
-        clocks.append(clock)
-        last[actor] = i
-    return clocks
+            clock[actor] = i
+            clocks[i] = clock
+            last[actor] = i
+        return clocks
 
 
 def _parts(keys: dict[str, set[str]], thing: str, key: str) -> list[tuple[str, str]]:
@@ -382,99 +569,20 @@ def _parts(keys: dict[str, set[str]], thing: str, key: str) -> list[tuple[str, s
     return [(thing, key), (thing, ANY_KEY)] if ANY_KEY in known else [(thing, key)]
 
 
-class _Windows:
-    """The epochs of each other actor whose data may run concurrently with a step's data, in one run.
-
-    They begin with the epoch of the last step of the other actor whose opening operation happens-before the step's
-    (its own data, after that operation, is not ordered), and end before the first step of the other actor that the
-    operation opening the actor's next synchronising step happens-before (the step's data comes before that
-    operation, not after the step's own). A run cut short cannot tell where a window ends that reaches past the cut.
-
-    Every step between two synchronising steps of an actor has the same windows (its clock is the earlier one's,
-    its end the later one's), so they are worked out once per such stretch.
-    """
-
-    def __init__(
-        self,
-        actors: Sequence[str],
-        sync: Sequence[frozenset[Entry]],
-        epochs: list[int],
-        ends: list[int],
-        *,
-        complete: bool,
-    ) -> None:
-        self._actors = actors
-        self._epochs = epochs
-        self._ends = ends
-        self._complete = complete
-        self._clocks = _sync_order(actors, sync)
-        self._steps_of: dict[str, list[int]] = {}
-        self._stretch: list[int] = []  # step -> its actor's last synchronising step so far (< 0: none yet)
-        self._next_sync: dict[int, int] = {}  # a stretch -> the synchronising step that ends it
-        last_sync: dict[str, int] = {}
-        for i, actor in enumerate(actors):
-            if actor not in self._steps_of:
-                self._steps_of[actor] = []
-                last_sync[actor] = -len(self._steps_of)
-            self._steps_of[actor].append(i)
-            if sync[i]:
-                self._next_sync[last_sync[actor]] = i
-                last_sync[actor] = i
-            self._stretch.append(last_sync[actor])
-        self._cache: dict[int, tuple[tuple[str, _Window], ...]] = {}
-        self._seen: dict[tuple[str, str], list[int]] = {}
-
-    def around(self, step: int) -> tuple[tuple[str, _Window], ...]:
-        """``(other actor, window)`` for every other actor whose window this run can tell, in name order."""
-        stretch = self._stretch[step]
-        got = self._cache.get(stretch)
-        if got is None:
-            got = self._cache[stretch] = self._work_out(step, stretch)
-        return got
-
-    def _work_out(self, step: int, stretch: int) -> tuple[tuple[str, _Window], ...]:
-        actor = self._actors[step]
-        clock = self._clocks[step]
-        epochs = self._epochs
-        ahead = self._next_sync.get(stretch)
-        found: list[tuple[str, _Window]] = []
-        for other, steps in self._steps_of.items():
-            if other == actor:
-                continue
-            before = clock.get(other, -1)
-            first = epochs[before] if before >= 0 else 0
-            end = _OPEN
-            if ahead is not None:  # the other's steps are ordered after ``ahead`` from the first whose clock knows it
-                position = bisect_left(self._known(other, actor), ahead)
-                if position < len(steps):
-                    end = self._ends[steps[position]]
-            if end == _OPEN and not self._complete:
-                continue
-            found.append((other, (first, end)))
-        found.sort()
-        return tuple(found)
-
-    def _known(self, other: str, actor: str) -> list[int]:
-        """For each step of ``other``, the last step of ``actor`` it knows of (non-decreasing: clocks only grow)."""
-        known = self._seen.get((other, actor))
-        if known is None:
-            clocks = self._clocks
-            known = self._seen[(other, actor)] = [clocks[j].get(actor, -1) for j in self._steps_of[other]]
-        return known
-
-
 def _split(mine: Sequence[Access], theirs: _Parts, window: _Window, memo: _Memo) -> SplitStep | None:
     """Two of ``mine`` that accesses of the other actor, in epochs inside ``window``, conflict with unprotected."""
     first, end = window
     hit_first: tuple[Access, Access] | None = None
     for access in mine:
-        asked = (access.entry, access.locks)
+        asked = (access[2], access[4])
         unprotected = memo.get(asked)
         if unprotected is None:  # the other's conflicting accesses with no lock in common, in a stable order
-            locks = access.locks
+            locks = access[4]
             unprotected = memo[asked] = [
-                (epoch, b) for found in theirs.conflicting(access.entry) for epoch, b in found if not (locks & b.locks)
+                (epoch, b) for found in theirs.conflicting(access[2]) for epoch, b in found if not (locks & b[4])
             ]
+        if not unprotected:  # most accesses: nothing of the other's conflicts with them at all
+            continue
         other = next((b for epoch, b in unprotected if first <= epoch < end), None)
         if other is None:
             continue
