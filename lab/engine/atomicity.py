@@ -64,9 +64,10 @@ run in which the query comes first is judged too).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import KeysView, Sequence
 from dataclasses import dataclass
-from itertools import compress, groupby
+from itertools import accumulate, chain, compress, groupby
 from operator import attrgetter, itemgetter
 
 from lab.engine.footprint import ANY_KEY, Entry, Footprint, describe_entry
@@ -190,19 +191,31 @@ class AtomicityCheck:
                 candidates.append(((place[0], content, windows), mine, dict(windows)))
 
     def finding(self) -> SplitStep | None:
-        """The first split-able step found, in a stable order, or ``None``."""
+        """The first split-able step found, in a stable order, or ``None``.
+
+        Candidates share most of their accesses (one step's, in runs that put it in different windows), so which of
+        a step's accesses conflict unprotected with another actor's at all is worked out once per step and actor,
+        by the tuple of its accesses (kept alive by the candidate, so its identity names it meanwhile); a step
+        with fewer than two such accesses cannot be split by that actor, whatever its window.
+        """
         index = self._by_part()
         found: list[tuple[str, str, SplitStep]] = []  # put in a stable order only when there is something to order
-        memos: dict[str, _Memo] = {}  # candidates share most accesses: each is looked up once per actor
+        memos: dict[str, _Memo] = {}  # each access (its entry and locks) is looked up once per other actor
+        exposed: dict[tuple[int, str], list[tuple[int, list[tuple[int, Access]]]]] = {}
         for key, mine, windows in self._candidates:
             for other in sorted(windows):
                 theirs = index.get(other)
                 if theirs is None:
                     continue
-                memo = memos.get(other)
-                if memo is None:
-                    memo = memos[other] = {}
-                split = _split(mine, theirs, windows[other], memo)
+                hits = exposed.get((id(key[1]), other))
+                if hits is None:
+                    memo = memos.get(other)
+                    if memo is None:
+                        memo = memos[other] = {}
+                    hits = exposed[(id(key[1]), other)] = _exposed(mine, theirs, memo)
+                if len(hits) < 2:
+                    continue
+                split = _split(mine, hits, windows[other])
                 if split is not None:
                     found.append((_stable(key), other, split))
                     break
@@ -284,22 +297,38 @@ def _shared_accesses(
     An object labelled as made by the accessing actor (``list#fast.3``) is private in the step that first touched
     it: nobody else can have a reference to it yet.
     """
-    by_step: dict[int, tuple[Access, ...]] = {}
-    for step, group in groupby(accesses, _STEP):
-        if step < steps:
-            known = by_step.get(step)
-            mine = tuple(group)
-            by_step[step] = mine if known is None else known + mine
-    touched = set(by_step)
     shared: dict[int, tuple[tuple[_What, ...], tuple[Access, ...]]] = {}
     labelled: list[tuple[int, _Done]] = []
-    for step, mine in by_step.items():
-        done = _DONE.get(content := tuple(map(_WHAT, mine)))
-        if done is None:
-            done = _done(content)
-        shared[step] = (done[0], mine)
-        if done[1]:
-            labelled.append((step, done))
+    numbers = list(map(_STEP, accesses))
+    if numbers == sorted(numbers):  # as a run logs them: each step's accesses are one slice, cut without a loop
+        cut = bisect_left(numbers, steps)
+        counts = Counter(numbers[:cut])
+        touched = set(counts)
+        whats = tuple(map(_WHAT, accesses[:cut]))
+        ends = list(accumulate(counts.values()))
+        for step, end, begin in zip(counts, ends, chain((0,), ends), strict=False):
+            mine = tuple(accesses[begin:end])
+            done = _DONE.get(content := whats[begin:end])
+            if done is None:
+                done = _done(content)
+            shared[step] = (done[0], mine)
+            if done[1]:
+                labelled.append((step, done))
+    else:
+        by_step: dict[int, tuple[Access, ...]] = {}
+        for step, group in groupby(accesses, _STEP):
+            if step < steps:
+                known = by_step.get(step)
+                mine = tuple(group)
+                by_step[step] = mine if known is None else known + mine
+        touched = set(by_step)
+        for step, mine in by_step.items():
+            done = _DONE.get(content := tuple(map(_WHAT, mine)))
+            if done is None:
+                done = _done(content)
+            shared[step] = (done[0], mine)
+            if done[1]:
+                labelled.append((step, done))
     if labelled:
         _take_private(shared, labelled)
     return shared, touched
@@ -311,7 +340,9 @@ def _take_private(
     """Take out of each step the objects labelled with its actor (``list#fast.3``) that it is the first to touch."""
     labelled.sort(key=_STEP)
     first_seen: dict[str, int] = {}
-    for step, (content, positions, kept) in labelled:
+    for step, (content, positions, kept, things) in labelled:
+        if first_seen.keys() >= things:  # every one touched by an earlier step: none is private here
+            continue
         mine = shared[step][1]
         private: list[int] = []
         for number, (thing, where) in enumerate(positions):
@@ -337,9 +368,11 @@ _Done = tuple[
     tuple[_What, ...],
     tuple[tuple[str, tuple[int, ...]], ...],
     dict[tuple[int, ...], tuple[tuple[_What, ...], tuple[bool, ...]]],
+    KeysView[str],
 ]
 """What a step did, worked out once: the first equal tuple of its accesses (looking that up again, here or where it
-is merged, compares by identity), each labelled object it touched and where, and what it keeps without some."""
+is merged, compares by identity), each labelled object it touched and where, what it keeps without some, and the
+labelled objects alone."""
 _DONE: dict[tuple[_What, ...], _Done] = {}
 
 
@@ -351,7 +384,7 @@ def _done(content: tuple[_What, ...]) -> _Done:
             where.setdefault(thing, []).append(k)
     if len(_DONE) >= _REMEMBERED:
         _DONE.clear()
-    done = _DONE[content] = (content, tuple((thing, tuple(ks)) for thing, ks in where.items()), {})
+    done = _DONE[content] = (content, tuple((thing, tuple(ks)) for thing, ks in where.items()), {}, where.keys())
     return done
 
 
@@ -569,27 +602,37 @@ def _parts(keys: dict[str, set[str]], thing: str, key: str) -> list[tuple[str, s
     return [(thing, key), (thing, ANY_KEY)] if ANY_KEY in known else [(thing, key)]
 
 
-def _split(mine: Sequence[Access], theirs: _Parts, window: _Window, memo: _Memo) -> SplitStep | None:
-    """Two of ``mine`` that accesses of the other actor, in epochs inside ``window``, conflict with unprotected."""
-    first, end = window
-    hit_first: tuple[Access, Access] | None = None
-    for access in mine:
+def _exposed(mine: Sequence[Access], theirs: _Parts, memo: _Memo) -> list[tuple[int, list[tuple[int, Access]]]]:
+    """Where in ``mine`` an access has accesses of the other actor that conflict with it unprotected, and those
+    accesses with their epochs, in a stable order."""
+    exposed: list[tuple[int, list[tuple[int, Access]]]] = []
+    for position, access in enumerate(mine):
         asked = (access[2], access[4])
         unprotected = memo.get(asked)
-        if unprotected is None:  # the other's conflicting accesses with no lock in common, in a stable order
+        if unprotected is None:
             locks = access[4]
             unprotected = memo[asked] = [
                 (epoch, b) for found in theirs.conflicting(access[2]) for epoch, b in found if not (locks & b[4])
             ]
-        if not unprotected:  # most accesses: nothing of the other's conflicts with them at all
-            continue
+        if unprotected:
+            exposed.append((position, unprotected))
+    return exposed
+
+
+def _split(
+    mine: Sequence[Access], exposed: list[tuple[int, list[tuple[int, Access]]]], window: _Window
+) -> SplitStep | None:
+    """Two of ``mine`` that accesses of the other actor, in epochs inside ``window``, conflict with unprotected."""
+    first, end = window
+    hit_first: tuple[Access, Access] | None = None
+    for position, unprotected in exposed:
         other = next((b for epoch, b in unprotected if first <= epoch < end), None)
         if other is None:
             continue
         if hit_first is None:
-            hit_first = (access, other)
+            hit_first = (mine[position], other)
         else:
-            return SplitStep(hit_first[0], access, other)
+            return SplitStep(hit_first[0], mine[position], other)
     return None
 
 
