@@ -57,8 +57,9 @@ class _LineEvents:
         self._users = 0
         self._tool = 0
         self._enabled: set[CodeType] = set()
+        self._sets: list[frozenset[CodeType]] = []  # the sets of codes enabled so far, told apart by identity
 
-    def acquire(self, codes: Iterable[CodeType]) -> None:
+    def acquire(self, codes: frozenset[CodeType]) -> None:
         """One more user; line events on ``codes`` from now until the last user releases."""
         monitoring: Any = getattr(sys, "monitoring")  # noqa: B009 (absent on 3.11, where this is not reached)
         line = monitoring.events.LINE
@@ -71,6 +72,9 @@ class _LineEvents:
                 monitoring.register_callback(tool, line, _on_line_event)
                 self._tool = tool
             self._users += 1
+            if any(codes is done for done in self._sets):
+                return  # the same set as a run before (one per scenario class): enabled already
+            self._sets.append(codes)
             for code in codes:
                 if code not in self._enabled:
                     monitoring.set_local_events(self._tool, code, line)
@@ -86,6 +90,7 @@ class _LineEvents:
             for code in self._enabled:
                 monitoring.set_local_events(self._tool, code, 0)
             self._enabled.clear()
+            self._sets.clear()
             monitoring.register_callback(self._tool, monitoring.events.LINE, None)
             monitoring.free_tool_id(self._tool)
 
@@ -108,7 +113,7 @@ def line_events_kept() -> Iterator[None]:
     if sys.version_info < (3, 12) or os.environ.get("LAB_LINE_EVENTS", "") == "settrace":
         yield
         return
-    _LINE_EVENTS.acquire(())
+    _LINE_EVENTS.acquire(frozenset())
     try:
         yield
     finally:
@@ -138,13 +143,16 @@ class LineTracer:
         # co_filename -> whether its frames are traced: one lookup per call event, no Python call (on 3.11 the hook
         # sees every call an actor makes, the lab's own recording included)
         self._local_trace: dict[str, bool] = {}
-        self._codes = tuple(codes)
-        self._traced = frozenset(self._codes)
+        # a frozenset the caller keeps (one per scenario class) is taken as it is: a code object hashes its whole
+        # contents, and making the set anew cost more than a run's lines
+        self._traced = codes if isinstance(codes, frozenset) else frozenset(codes)
         # the code whose every access is recorded: only its lines may join a step that touched nothing (settrace
         # also reports lines of other code in a traced file, such as a function compiled at run time)
-        self._joinable = self._traced if recorded else frozenset()
+        # told apart by identity: a code object's hash is computed from its whole contents, at every event
+        self._traced_ids = frozenset(map(id, self._traced))
+        self._joinable = self._traced_ids if recorded else frozenset()
         self._monitoring = (
-            sys.version_info >= (3, 12) and bool(self._codes) and os.environ.get("LAB_LINE_EVENTS", "") != "settrace"
+            sys.version_info >= (3, 12) and bool(self._traced) and os.environ.get("LAB_LINE_EVENTS", "") != "settrace"
         )
 
     def install(self) -> None:
@@ -167,14 +175,14 @@ class LineTracer:
         if not self._monitoring:
             yield
             return
-        _LINE_EVENTS.acquire(self._codes)
+        _LINE_EVENTS.acquire(self._traced)
         try:
             yield
         finally:
             _LINE_EVENTS.release()
 
     def _on_monitored_line(self, code: CodeType, line: int) -> None:
-        if code not in self._traced:
+        if id(code) not in self._traced_ids:
             return  # code another run enabled events on, while an exploration keeps them (see _LineEvents)
         label = self._seen.get(code.co_filename, "")
         if label == "":
@@ -202,5 +210,5 @@ class LineTracer:
         if event == "line":  # a frame of a traced file: its label is known (see _on_call)
             code = frame.f_code
             label = self._seen[code.co_filename] or ""
-            self._scheduler.line(label, frame.f_lineno, join_invisible=code in self._joinable)
+            self._scheduler.line(label, frame.f_lineno, join_invisible=id(code) in self._joinable)
         return self._on_line
