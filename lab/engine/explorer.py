@@ -38,11 +38,11 @@ if TYPE_CHECKING:
     from lab.engine.parallel import Speculation
 
 from lab.engine.footprint import Footprint, conflict
-from lab.engine.interleavings import History, class_of
+from lab.engine.interleavings import History, class_of, shared_things
 from lab.engine.policies import DecisionPoint
 from lab.engine.policies import Policy as DecisionPolicy
 from lab.engine.run import Decision, RunResult, RunStatus
-from lab.engine.schedule import parse_schedule, schedule_string
+from lab.engine.schedule import parse_schedule, schedule_length, schedule_string
 from lab.engine.subtrees import Branch, Subtree
 from lab.errors import ScheduleError, UsageError
 
@@ -72,23 +72,53 @@ class NondeterminismError(ScheduleError):
 
 Event = tuple[str, Footprint]  # a step: its actor and what it touched
 
+_NO_CLOCK: dict[str, int] = {}  # the clock before an actor's first step (read, never written)
 
-@dataclass
+
 class _Node:
-    enabled: tuple[str, ...]
-    current: str | None
-    pending: dict[str, Footprint]
-    chosen: str
-    preemptions: int
-    sleep: dict[str, Footprint]
-    wakeup: list[Branch] = field(default_factory=list)  # planned branches here, the one being explored first
-    follow: list[Branch] | None = None  # the plan handed to the next node (the chosen branch's children)
-    held: dict[str, str] = field(default_factory=dict)  # lock -> holding actor, before the step taken here
-    backtrack: set[str] = field(default_factory=set)
-    explored: dict[str, Footprint] = field(default_factory=dict)  # choice -> what its step touched
-    done: set[str] = field(default_factory=set)
-    executed: Footprint | None = None  # what the step taken here was seen to touch (set after the run)
-    clock: dict[str, int] | None = None  # vector clock of the step taken here (set by the race analysis)
+    """One decision of the search. A plain class with slots: one is made at every decision point of every run."""
+
+    __slots__ = (
+        "backtrack",
+        "chosen",
+        "clock",
+        "current",
+        "done",
+        "enabled",
+        "executed",
+        "explored",
+        "follow",
+        "held",
+        "pending",
+        "preemptions",
+        "sleep",
+        "wakeup",
+    )
+
+    def __init__(
+        self,
+        enabled: tuple[str, ...],
+        current: str | None,
+        pending: dict[str, Footprint],
+        chosen: str,
+        preemptions: int,
+        sleep: dict[str, Footprint],
+        wakeup: list[Branch] | None = None,
+    ) -> None:
+        self.enabled = enabled
+        self.current = current
+        self.pending = pending
+        self.chosen = chosen
+        self.preemptions = preemptions
+        self.sleep = sleep
+        self.wakeup: list[Branch] = wakeup if wakeup is not None else []  # planned here, the explored one first
+        self.follow: list[Branch] | None = None  # the plan handed to the next node (the chosen branch's children)
+        self.held: dict[str, str] = {}  # lock -> holding actor, before the step taken here
+        self.backtrack: set[str] = set()
+        self.explored: dict[str, Footprint] = {}  # choice -> what its step touched
+        self.done: set[str] = set()
+        self.executed: Footprint | None = None  # what the step taken here was seen to touch (set after the run)
+        self.clock: dict[str, int] | None = None  # vector clock of the step taken here (set by the race analysis)
 
 
 @dataclass(frozen=True)
@@ -325,8 +355,13 @@ class Explorer:
         if not found.naive_bound:
             found.naive_bound = _multinomial(run)
         found.class_names.add(name if name is not None else run_class(run))
-        schedule = schedule_string(run.decisions, self._actors)
         best = found.executions.get(key)
+        if best is not None:  # most runs repeat an outcome: write the schedule only if it may be the better example
+            if preemptions > best.preemptions:
+                return
+            if preemptions == best.preemptions and schedule_length(run.decisions) > len(best.schedule):
+                return
+        schedule = schedule_string(run.decisions, self._actors)
         if best is None or _canonical(preemptions, schedule) < _canonical(best.preemptions, best.schedule):
             found.executions[key] = Execution(schedule, preemptions, run, key, payload)
 
@@ -337,12 +372,16 @@ class Explorer:
         if self._reduction and parent is not None:
             taken = point.last_step()  # the parent's step, which just ran
             parent.executed = taken
-            asleep = {**parent.sleep, **{q: fp for q, fp in parent.explored.items() if q != parent.chosen}}
-            sleep = {q: fp for q, fp in asleep.items() if not self._conflict(fp, taken)}
+            explored = parent.explored
+            # most decisions have nothing asleep above them and no earlier branch: nothing to carry down
+            if parent.sleep or len(explored) > 1 or (explored and parent.chosen not in explored):
+                asleep = {**parent.sleep, **{q: fp for q, fp in explored.items() if q != parent.chosen}}
+                sleep = {q: fp for q, fp in asleep.items() if not self._conflict(fp, taken)}
         preemptions = 0
+        wakeup = None
         if parent is not None:
             preemptions = parent.preemptions + self._is_preemption(parent, parent.chosen)
-        wakeup = parent.follow if parent is not None and parent.follow is not None else []
+            wakeup = parent.follow
         node = _Node(point.runnable, point.current, pending, "", preemptions, sleep, wakeup)
         if self._reduction:
             node.held = point.held()
@@ -459,36 +498,50 @@ class Explorer:
     def _add_races(self, nodes: list[_Node], first_new: int) -> None:
         """Happens-before by vector clocks, and every race into each new step, found incrementally: an index of the
         latest access to each piece of state by each actor gives, per step, the last conflicting step of every other
-        actor without scanning the run. Then the races of steps blocked actors never took."""
-        last_clock: dict[str, dict[str, int]] = {}
-        history = History()
-        end = 0
-        for k, node in enumerate(nodes):
+        actor without scanning the run. Then the races of steps blocked actors never took. The index keeps only
+        what can order steps of different actors (:func:`shared_things`): the rest of a footprint races with nothing."""
+        steps: list[tuple[str, Footprint]] = []
+        for node in nodes:
             if not node.chosen:
                 break
-            end = k + 1
-            taken = self._step(node)
-            actor = node.chosen
-            if taken and (node.clock is None or k >= first_new):
-                latest = history.latest_conflicting(taken, actor)
-                clock = dict(last_clock.get(actor, {}))
+            steps.append((node.chosen, self._step(node)))
+        end = len(steps)
+        untaken = end >= first_new and end > 0
+        if untaken:
+            last = nodes[end - 1]
+            relevant = shared_things(
+                steps + [(actor, fp) for actor, fp in last.pending.items() if actor != last.chosen]
+            )
+        else:
+            relevant = shared_things(steps)
+        last_clock: dict[str, dict[str, int]] = {}
+        history = History(relevant)
+        for k, (actor, taken) in enumerate(steps):
+            node = nodes[k]
+            clock = node.clock
+            if not taken:
+                if clock is None:
+                    clock = dict(last_clock.get(actor, _NO_CLOCK))
+                    clock[actor] = k
+                    node.clock = clock
+                last_clock[actor] = clock
+                continue
+            ask = clock is None or k >= first_new
+            latest = history.step(k, actor, taken, ask=ask)
+            if latest is not None:
+                before = last_clock.get(actor, _NO_CLOCK)
+                clock = dict(before)
                 for j in latest.values():
-                    earlier = nodes[j].clock or {}
+                    earlier = nodes[j].clock or _NO_CLOCK
                     for who, tick in earlier.items():
                         if clock.get(who, -1) < tick:
                             clock[who] = tick
                 clock[actor] = k
                 node.clock = clock
-                if k >= first_new:
-                    self._races_into(nodes, k, latest, last_clock.get(actor, {}))
-            elif node.clock is None:
-                clock = dict(last_clock.get(actor, {}))
-                clock[actor] = k
-                node.clock = clock
-            last_clock[actor] = node.clock
-            if taken:
-                history.add(k, actor, taken)
-        if end and end >= first_new:
+                if latest and k >= first_new:
+                    self._races_into(nodes, k, latest, before)
+            last_clock[actor] = clock if clock is not None else _NO_CLOCK  # (never None here: asked when it was)
+        if untaken:
             self._races_of_untaken(nodes, end, last_clock, history)
 
     def _races_of_untaken(
@@ -529,9 +582,12 @@ class Explorer:
         one lock), it cannot run there: the order to reverse is the two acquisitions, so the plan is made at the
         step where the holder took the lock instead."""
         node = nodes[j]
-        indexed = [
-            i for i in range(j + 1, min(at, len(nodes))) if nodes[i].chosen and not self._happens_before(nodes, j, i)
-        ]
+        first = node.chosen
+        indexed = []  # the steps after j that do not happen after it (inline: this runs for every race)
+        for i in range(j + 1, min(at, len(nodes))):
+            step = nodes[i]
+            if step.chosen and (step.clock is None or step.clock.get(first, -1) < j):
+                indexed.append(i)
         sequence: list[Event] = [(nodes[i].chosen, self._step(nodes[i])) for i in indexed]
         sequence.append(second)
         if node.held and depth < 8:
@@ -590,12 +646,6 @@ class Explorer:
                     chain = link
                 children.append(head)
                 return
-
-    @staticmethod
-    def _happens_before(nodes: list[_Node], m: int, i: int) -> bool:
-        """True when step ``m`` happens before step ``i`` (same actor earlier, or a chain of conflicts)."""
-        clock = nodes[i].clock
-        return m < i and clock is not None and clock.get(nodes[m].chosen, -1) >= m
 
 
 class _Guide:

@@ -21,9 +21,29 @@ _DIGITS = string.digits + string.ascii_lowercase
 def schedule_string(decisions: Sequence[Decision], actors: Sequence[str]) -> str:
     """The schedule string of a run's decisions (empty when no decision had a choice)."""
     index = {name: _DIGITS[i] for i, name in enumerate(actors)}
-    return "-".join(
-        f"{index[d.chosen]}:{''.join(index[a] for a in d.runnable)}" for d in decisions if len(d.runnable) > 1
-    )
+    written: dict[tuple[str, ...], str] = {}  # a run offers the same few runnable sets again and again
+    parts: list[str] = []
+    for d in decisions:
+        runnable = d.runnable
+        if len(runnable) > 1:
+            offered = written.get(runnable)
+            if offered is None:
+                offered = written[runnable] = "".join([index[a] for a in runnable])
+            parts.append(index[d.chosen] + ":" + offered)
+    return "-".join(parts)
+
+
+def schedule_length(decisions: Sequence[Decision]) -> int:
+    """How long :func:`schedule_string` would be, without writing it: ``<chosen>:<runnable>`` per decision with a
+    choice, joined by ``-`` (what an example is picked by, before its text, when most runs are not picked)."""
+    total = 0
+    count = 0
+    for d in decisions:
+        offered = len(d.runnable)
+        if offered > 1:
+            total += offered + 2
+            count += 1
+    return total + count - 1 if count else 0
 
 
 def parse_schedule(text: str, actors: Sequence[str]) -> list[tuple[str, tuple[str, ...]]]:
