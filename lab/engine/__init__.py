@@ -14,15 +14,15 @@ from lab.engine.atomicity import AtomicityCheck, run_parts
 from lab.engine.explorer import DEFAULT_MAX_SCHEDULES, Execution, Exploration, Explorer
 from lab.engine.footprint import Entry, Footprint, conflict, describe_entry, entries_conflict
 from lab.engine.granularity import Granularity
-from lab.engine.instrument import InstrumentError, instrument_module, instrumented_function
-from lab.engine.lines import LineTracer
+from lab.engine.instrument import InstrumentedModule, InstrumentError, instrument_module, instrumented_function
+from lab.engine.lines import LineTracer, line_events_kept
 from lab.engine.policies import DecisionPoint, KeepCurrent, Policy
 from lab.engine.pool import ACTOR_POOL
 from lab.engine.primitives import Barrier, Event, LabLock, Latch
 from lab.engine.probes import ProbeHook, Probes
 from lab.engine.run import ActorEnd, BlockedActor, RunResult, RunStatus
 from lab.engine.schedule import ReplayPolicy, parse_schedule, schedule_string
-from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS, Scheduler
+from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS, Scheduler, collector_relaxed
 from lab.engine.standard import scheduler_aware_primitives
 from lab.engine.trace import Json, TraceEvent, encode_trace, sorted_detail
 
@@ -43,6 +43,7 @@ __all__ = [
     "Footprint",
     "Granularity",
     "InstrumentError",
+    "InstrumentedModule",
     "Json",
     "KeepCurrent",
     "LabLock",
@@ -57,12 +58,14 @@ __all__ = [
     "RunStatus",
     "Scheduler",
     "TraceEvent",
+    "collector_relaxed",
     "conflict",
     "describe_entry",
     "encode_trace",
     "entries_conflict",
     "instrument_module",
     "instrumented_function",
+    "line_events_kept",
     "parse_schedule",
     "run_parts",
     "schedule_string",

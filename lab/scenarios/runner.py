@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import traceback
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
-from types import CodeType
 
 from lab.engine.accesses import Recording, start_recording
 from lab.engine.granularity import Granularity
-from lab.engine.instrument import InstrumentedModule, InstrumentError, instrument_module
 from lab.engine.lines import LineTracer
 from lab.engine.policies import Policy
 from lab.engine.run import ActorEnd, RunResult, RunStatus
@@ -20,12 +17,12 @@ from lab.engine.schedule import ReplayPolicy
 from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS, Scheduler
 from lab.engine.standard import scheduler_aware_primitives
 from lab.engine.trace import Json, TraceEvent, sorted_detail
-from lab.errors import ScenarioError, Unavailable, UsageError
+from lab.errors import Unavailable, UsageError
 from lab.scenarios.base import Lab, Scenario
 from lab.scenarios.loader import LoadedScenario
 from lab.scenarios.outcomes import Grade, Outcome
 from lab.scenarios.results import NOT_RUN, Check, ScenarioResult, Verdict, outcome_text
-from lab.scenarios.under_test import files_to_trace, files_under_test, modules_under_test
+from lab.scenarios.under_test import files_under_test, instrumented_modules, traced_code
 from lab.sessions.stores import stores_used
 from lab.text import one_line, shorten
 
@@ -63,7 +60,7 @@ def run_scenario(
     recorder = _Recorder(loaded.cls, scheduler, granularity) if record else None
     tracer = None
     if granularity is Granularity.LINE and recorder is not None:
-        files, codes = _traced(loaded.cls)
+        files, codes = traced_code(loaded.cls)
         tracer = LineTracer(scheduler, files, codes, recorded=True)
         scheduler.set_actor_hooks(tracer.install, tracer.uninstall)
     scenario = loaded.cls()
@@ -145,44 +142,11 @@ def line_files(cls: type[Scenario]) -> list[str]:
     return files_under_test(cls)
 
 
-_Instrumented = tuple[list[InstrumentedModule], frozenset[CodeType]]
-_instrumented_by_class: dict[type[Scenario], _Instrumented] = {}
-_traced_by_class: dict[type[Scenario], tuple[list[str], frozenset[CodeType]]] = {}
-
-
-def _instrumented(cls: type[Scenario]) -> _Instrumented:
-    """The rewritten modules under test of ``cls`` and all their code objects: worked out once per scenario class
-    (a module is rewritten once per process; an exploration runs thousands of schedules)."""
-    found = _instrumented_by_class.get(cls)
-    if found is None:
-        try:
-            modules = [instrument_module(name) for name in modules_under_test(cls)]
-        except InstrumentError as error:
-            raise ScenarioError(str(error)) from None
-        codes = frozenset(code for module in modules for code in module.codes)
-        found = _instrumented_by_class[cls] = (modules, codes)
-    return found
-
-
-def _traced(cls: type[Scenario]) -> tuple[list[str], frozenset[CodeType]]:
-    """The files whose lines are scheduling points at line granularity, and the rewritten code objects in them."""
-    found = _traced_by_class.get(cls)
-    if found is None:
-        files = files_to_trace(cls)
-        wanted = set(files)
-        modules, _codes = _instrumented(cls)
-        traced = frozenset(
-            code for module in modules if os.path.realpath(module.filename) in wanted for code in module.codes
-        )
-        found = _traced_by_class[cls] = (files, traced)
-    return found
-
-
 class _Recorder:
     """Instruments the modules under test for one run and records each actor's accesses by object identity."""
 
     def __init__(self, cls: type[Scenario], scheduler: Scheduler, granularity: Granularity) -> None:
-        self._modules, codes = _instrumented(cls)
+        self._modules, codes = instrumented_modules(cls)
         self._recording = Recording(
             scheduler, every_access_schedules=granularity is Granularity.INSTRUCTION, instrumented=codes
         )

@@ -21,7 +21,9 @@ import types
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
+from types import CodeType
 
+from lab.engine.instrument import InstrumentedModule, InstrumentError, instrument_module
 from lab.errors import ScenarioError
 from lab.scenarios.base import Scenario
 
@@ -87,6 +89,39 @@ def files_to_trace(cls: type[Scenario]) -> list[str]:
 
 
 _RECORDED_ONLY = frozenset({"lab.messages"})
+
+
+_Instrumented = tuple[list[InstrumentedModule], frozenset[CodeType]]
+_instrumented_by_class: dict[type[Scenario], _Instrumented] = {}
+_traced_by_class: dict[type[Scenario], tuple[list[str], frozenset[CodeType]]] = {}
+
+
+def instrumented_modules(cls: type[Scenario]) -> _Instrumented:
+    """The rewritten modules under test of ``cls`` and all their code objects: worked out once per scenario class
+    (a module is rewritten once per process; an exploration runs thousands of schedules)."""
+    found = _instrumented_by_class.get(cls)
+    if found is None:
+        try:
+            modules = [instrument_module(name) for name in modules_under_test(cls)]
+        except InstrumentError as error:
+            raise ScenarioError(str(error)) from None
+        codes = frozenset(code for module in modules for code in module.codes)
+        found = _instrumented_by_class[cls] = (modules, codes)
+    return found
+
+
+def traced_code(cls: type[Scenario]) -> tuple[list[str], frozenset[CodeType]]:
+    """The files whose lines are scheduling points at line granularity, and the rewritten code objects in them."""
+    found = _traced_by_class.get(cls)
+    if found is None:
+        files = files_to_trace(cls)
+        wanted = set(files)
+        modules, _codes = instrumented_modules(cls)
+        traced = frozenset(
+            code for module in modules if os.path.realpath(module.filename) in wanted for code in module.codes
+        )
+        found = _traced_by_class[cls] = (files, traced)
+    return found
 
 
 def _has_source(module: types.ModuleType) -> bool:
