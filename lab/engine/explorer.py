@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Iterator, Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -39,7 +38,7 @@ if TYPE_CHECKING:
     from lab.engine.parallel import Speculation
 
 from lab.engine.footprint import Footprint, conflict
-from lab.engine.interleavings import History, SharedSoFar, class_of
+from lab.engine.interleavings import History, class_of, shared_things
 from lab.engine.policies import DecisionPoint
 from lab.engine.policies import Policy as DecisionPolicy
 from lab.engine.run import Decision, RunResult, RunStatus
@@ -74,21 +73,6 @@ class NondeterminismError(ScheduleError):
 Event = tuple[str, Footprint]  # a step: its actor and what it touched
 
 _NO_CLOCK: dict[str, int] = {}  # the clock before an actor's first step (read, never written)
-_NOTHING: Footprint = frozenset()
-_NO_LOCKS: dict[str, str] = {}  # a node's locks held until it is told (read, never written)
-_NO_ACTORS: frozenset[str] = frozenset()
-
-
-class _RaceIndex:
-    """The race analysis's state kept between the runs of one search: the happens-before index over the steps of
-    the latest run (:class:`History`), the steps it holds, and the things any run so far shared."""
-
-    __slots__ = ("history", "shared", "steps")
-
-    def __init__(self) -> None:
-        self.history: History | None = None
-        self.shared = SharedSoFar()
-        self.steps: list[tuple[str, Footprint]] = []
 
 
 class _Node:
@@ -129,8 +113,8 @@ class _Node:
         self.sleep = sleep
         self.wakeup: list[Branch] = wakeup if wakeup is not None else []  # planned here, the explored one first
         self.follow: list[Branch] | None = None  # the plan handed to the next node (the chosen branch's children)
-        self.held: dict[str, str] = _NO_LOCKS  # lock -> holding actor, before the step taken here (replaced)
-        self.backtrack: AbstractSet[str] = _NO_ACTORS  # without reduction: what to try here (replaced)
+        self.held: dict[str, str] = {}  # lock -> holding actor, before the step taken here
+        self.backtrack: set[str] = set()
         self.explored: dict[str, Footprint] = {}  # choice -> what its step touched
         self.done: set[str] = set()
         self.executed: Footprint | None = None  # what the step taken here was seen to touch (set after the run)
@@ -292,7 +276,6 @@ class Explorer:
     ) -> Exploration:
         found = Exploration()
         nodes: list[_Node] = []
-        index = _RaceIndex()
         floor = seed.depth if seed is not None else -1
         while True:
             policy = _Guide(self, nodes, found, seed)
@@ -326,7 +309,7 @@ class Explorer:
                     self._tally(found, run, key, payload, policy.preemptions, name)
             if self._reduction:
                 self._record_executed(nodes, policy.first_new, run)
-                self._add_races(nodes, policy.first_new, index)
+                self._add_races(nodes, policy.first_new)
             if self._progress is not None:
                 self._progress(found)
             if found.schedules + found.pruned >= self._max:
@@ -394,14 +377,12 @@ class Explorer:
             if parent.sleep or len(explored) > 1 or (explored and parent.chosen not in explored):
                 asleep = {**parent.sleep, **{q: fp for q, fp in explored.items() if q != parent.chosen}}
                 sleep = {q: fp for q, fp in asleep.items() if not self._conflict(fp, taken)}
-        if parent is None:
-            node = _Node(point.runnable, point.current, pending, "", 0, sleep, None)
-        else:
-            current = parent.current
-            switched = current is not None and parent.chosen != current and current in parent.enabled
-            node = _Node(
-                point.runnable, point.current, pending, "", parent.preemptions + switched, sleep, parent.follow
-            )
+        preemptions = 0
+        wakeup = None
+        if parent is not None:
+            preemptions = parent.preemptions + self._is_preemption(parent, parent.chosen)
+            wakeup = parent.follow
+        node = _Node(point.runnable, point.current, pending, "", preemptions, sleep, wakeup)
         if self._reduction:
             node.held = point.held()
         return node
@@ -415,12 +396,10 @@ class Explorer:
                 node.chosen = branch.actor
                 node.follow = branch.children
                 return branch.actor
-        sleep = node.sleep
-        awake = [a for a in node.enabled if a not in sleep] if sleep else node.enabled
+        awake = [a for a in node.enabled if a not in node.sleep]
         if not awake:
             raise _Pruned("every runnable actor is asleep", asleep=True)
-        current = node.current
-        choice = current if current is not None and current in awake else awake[0]
+        choice = node.current if node.current in awake else awake[0]
         if self._bound is not None and node.preemptions + self._is_preemption(node, choice) > self._bound:
             raise _Pruned("preemption bound")
         node.chosen = choice
@@ -516,51 +495,28 @@ class Explorer:
             return node.executed
         return node.pending.get(node.chosen, frozenset())
 
-    def _add_races(self, nodes: list[_Node], first_new: int, index: _RaceIndex) -> None:
+    def _add_races(self, nodes: list[_Node], first_new: int) -> None:
         """Happens-before by vector clocks, and every race into each new step, found incrementally: an index of the
         latest access to each piece of state by each actor gives, per step, the last conflicting step of every other
         actor without scanning the run. Then the races of steps blocked actors never took. The index keeps only
-        what can order steps of different actors (:class:`SharedSoFar`): the rest of a footprint races with nothing.
-
-        The index is kept from run to run: a run replays the steps of the one before up to its branch point, so the
-        index takes back the steps after that point and adds only the new ones (or, where a replayed step touched
-        something else this time, from there on), as if it had been built over the whole run."""
+        what can order steps of different actors (:func:`shared_things`): the rest of a footprint races with nothing."""
         steps: list[tuple[str, Footprint]] = []
         for node in nodes:
-            chosen = node.chosen
-            if not chosen:
+            if not node.chosen:
                 break
-            executed = node.executed
-            steps.append((chosen, executed if executed is not None else node.pending.get(chosen, _NOTHING)))
+            steps.append((node.chosen, self._step(node)))
         end = len(steps)
         untaken = end >= first_new and end > 0
-        indexed = index.steps
-        same = min(first_new, end, len(indexed))
-        start = 0
-        while start < same and nodes[start].clock is not None and indexed[start] == steps[start]:
-            start += 1
-        index.steps = steps
-        grew = index.shared.add(steps[start:] if start else steps)
         if untaken:
             last = nodes[end - 1]
-            grew = index.shared.add([(actor, fp) for actor, fp in last.pending.items() if actor != last.chosen]) or grew
-        history = index.history
-        if grew or history is None:
-            history = index.history = History(index.shared.things)
-            start = 0
+            relevant = shared_things(
+                steps + [(actor, fp) for actor, fp in last.pending.items() if actor != last.chosen]
+            )
         else:
-            history.rollback(start)
+            relevant = shared_things(steps)
         last_clock: dict[str, dict[str, int]] = {}
-        if start:
-            actors = len(self._actors)
-            for k in range(start - 1, -1, -1):  # each actor's latest clock before the new steps
-                node = nodes[k]
-                if node.chosen not in last_clock:
-                    last_clock[node.chosen] = node.clock or _NO_CLOCK
-                    if len(last_clock) == actors:
-                        break
-        for k in range(start, end):
-            actor, taken = steps[k]
+        history = History(relevant)
+        for k, (actor, taken) in enumerate(steps):
             node = nodes[k]
             clock = node.clock
             if not taken:
@@ -628,14 +584,11 @@ class Explorer:
         node = nodes[j]
         first = node.chosen
         indexed = []  # the steps after j that do not happen after it (inline: this runs for every race)
-        sequence: list[Event] = []
         for i in range(j + 1, min(at, len(nodes))):
             step = nodes[i]
-            chosen = step.chosen
-            if chosen and (step.clock is None or step.clock.get(first, -1) < j):
+            if step.chosen and (step.clock is None or step.clock.get(first, -1) < j):
                 indexed.append(i)
-                executed = step.executed
-                sequence.append((chosen, executed if executed is not None else step.pending.get(chosen, _NOTHING)))
+        sequence: list[Event] = [(nodes[i].chosen, self._step(nodes[i])) for i in indexed]
         sequence.append(second)
         if node.held and depth < 8:
             for position, (actor, footprint) in enumerate(sequence):
@@ -649,11 +602,9 @@ class Explorer:
                         where = indexed[position] if position < len(indexed) else at
                         self._plan_reversal(nodes, acquired, (actor, footprint), where, depth + 1)
                     return
-        explored = node.explored
-        if node.sleep or len(explored) > 1 or (explored and first not in explored):  # most have nothing asleep
-            asleep = {**node.sleep, **{q: fp for q, fp in explored.items() if q != first}}
-            if any(self._weak_initial(sequence, q, fp) for q, fp in asleep.items()):
-                return  # an equivalent order begins with a sleeping actor: explored already
+        asleep = {**node.sleep, **{q: fp for q, fp in node.explored.items() if q != node.chosen}}
+        if any(self._weak_initial(sequence, q, fp) for q, fp in asleep.items()):
+            return  # an equivalent order begins with a sleeping actor: explored already
         self._insert(node.wakeup, sequence)
 
     def _acquisition(self, nodes: list[_Node], j: int, holder: str, lock: str) -> int | None:

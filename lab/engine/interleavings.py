@@ -27,7 +27,6 @@ everything (a ``*`` entry), and each thing's (key, mode) entries."""
 _SUMMARIES: dict[Footprint, _Summary] = {}
 _SUMMARIES_MAX = 65_536  # footprints recur from run to run; a long exploration starts the memo afresh past this
 _DESCRIBED: dict[tuple[str, ...], dict[tuple[int, ...], str]] = {}  # actors -> a step's description, as text
-_ABSENT: Any = object()  # in an undo log: the key was not there before
 
 
 def _summary(footprint: Footprint) -> _Summary:
@@ -80,52 +79,6 @@ def _shared(steps: Iterable[tuple[str, _Summary]]) -> frozenset[str]:
     return frozenset(shared & written)
 
 
-class SharedSoFar:
-    """:func:`shared_things` over every step seen so far, by any run of one exploration: written by some step and
-    touched by two actors. A superset of each run's own shared things, so an index kept from run to run may keep
-    these (an access to a thing another run shares, but this one does not, conflicts with nothing in this run)."""
-
-    def __init__(self) -> None:
-        # by summary (memoised per footprint, kept alive here so that its id stays its own): the actors seen with it
-        self._seen: dict[int, tuple[_Summary, set[str]]] = {}
-        self._touched_by: dict[str, str] = {}  # thing -> the first actor seen touching it
-        self._by_two: set[str] = set()  # things touched by at least two actors
-        self._written: set[str] = set()
-        self.things: frozenset[str] = frozenset()
-
-    def add(self, steps: Iterable[tuple[str, Footprint]]) -> bool:
-        """Take ``steps`` (actor, footprint) into account; True when that made more things shared."""
-        seen = self._seen
-        changed = False
-        for actor, footprint in steps:
-            if not footprint:
-                continue
-            summary = _summary(footprint)
-            known = seen.get(id(summary))
-            if known is None:
-                known = seen[id(summary)] = (summary, set())
-            elif actor in known[1]:
-                continue
-            known[1].add(actor)
-            touched, written, _everything, _grouped = summary
-            first = self._touched_by
-            for thing in touched:
-                who = first.setdefault(thing, actor)
-                if who != actor and thing not in self._by_two:
-                    self._by_two.add(thing)
-                    changed = True
-            if not written <= self._written:
-                self._written |= written
-                changed = True
-        if not changed:
-            return False
-        things = frozenset(self._by_two & self._written)
-        if things == self.things:
-            return False
-        self.things = things
-        return True
-
-
 class History:
     """The latest access of each piece of state by each actor, for finding conflicts without scanning the run.
 
@@ -140,32 +93,6 @@ class History:
         self._any_step: dict[str, int] = {}  # actor -> its latest step that touched anything
         self._anything: dict[str, int] = {}  # actor -> its latest step that may have touched everything
         self._relevant = relevant
-        # every change as (container, key, value before): the explorer's next run replays a prefix of this one, so
-        # it takes the steps after the branch point back (:meth:`rollback`) instead of adding the prefix again
-        self._undo: list[tuple[Any, Any, Any]] = []
-        self._marks: list[tuple[int, int]] = []  # (step index, length of the undo log before the step)
-
-    @property
-    def relevant(self) -> frozenset[str] | None:
-        """The things this index keeps (``None``: all of them)."""
-        return self._relevant
-
-    def rollback(self, index: int) -> None:
-        """Forget the steps numbered ``index`` and after, as if only the earlier ones had been added."""
-        marks = self._marks
-        cut = -1
-        while marks and marks[-1][0] >= index:
-            cut = marks.pop()[1]
-        if cut < 0:
-            return
-        undo = self._undo
-        for position in range(len(undo) - 1, cut - 1, -1):
-            container, key, before = undo[position]
-            if before is _ABSENT:
-                del container[key]
-            else:
-                container[key] = before
-        del undo[cut:]
 
     def add(self, index: int, actor: str, footprint: Footprint) -> None:
         """Note that step ``index`` of ``actor`` touched ``footprint``."""
@@ -193,71 +120,37 @@ class History:
         if hits or summary[2]:
             self._add(index, actor, summary, hits)
         else:
-            self._marks.append((index, len(self._undo)))
-            any_step = self._any_step
-            self._undo.append((any_step, actor, any_step.get(actor, _ABSENT)))
-            any_step[actor] = index
+            self._any_step[actor] = index
         return found
 
     def _hits(self, summary: _Summary) -> Collection[str]:
         return summary[0] if self._relevant is None else self._relevant.intersection(summary[0])
 
     def _add(self, index: int, actor: str, summary: _Summary, hits: Collection[str]) -> None:
-        undo = self._undo
-        log = undo.append
-        self._marks.append((index, len(undo)))
-        any_step = self._any_step
-        log((any_step, actor, any_step.get(actor, _ABSENT)))
-        any_step[actor] = index
+        self._any_step[actor] = index
         _touched, _writes, everything, grouped = summary
         if everything:
-            anything = self._anything
-            log((anything, actor, anything.get(actor, _ABSENT)))
-            anything[actor] = index
+            self._anything[actor] = index
         by_thing = self._by_thing
         for thing in hits:  # one step, one index: the order its entries are taken in changes nothing here
             actors = by_thing.get(thing)
             if actors is None:
                 actors = by_thing[thing] = {}
-                log((by_thing, thing, _ABSENT))
             slots = actors.get(actor)
-            if slots is None:  # made by this step: taking it back takes all of it back, nothing more to log
+            if slots is None:
                 slots = actors[actor] = [{}, {}, -1, -1, -1, -1]
-                log((actors, actor, _ABSENT))
-                for key, mode in grouped[thing]:
-                    if mode == "w":
-                        if key == ANY_KEY:
-                            slots[2] = index
-                        else:
-                            slots[0][key] = index
-                        slots[4] = index
-                    else:
-                        if key == ANY_KEY:
-                            slots[3] = index
-                        else:
-                            slots[1][key] = index
-                        slots[5] = index
-                continue
             for key, mode in grouped[thing]:
                 if mode == "w":
                     if key == ANY_KEY:
-                        log((slots, 2, slots[2]))
                         slots[2] = index
                     else:
-                        latest = slots[0]
-                        log((latest, key, latest.get(key, _ABSENT)))
-                        latest[key] = index
-                    log((slots, 4, slots[4]))
+                        slots[0][key] = index
                     slots[4] = index
                 else:
                     if key == ANY_KEY:
-                        log((slots, 3, slots[3]))
                         slots[3] = index
                     else:
-                        latest = slots[1]
-                        log((latest, key, latest.get(key, _ABSENT)))
-                        latest[key] = index
-                    log((slots, 5, slots[5]))
+                        slots[1][key] = index
                     slots[5] = index
 
     def _latest(self, footprint: Footprint, actor: str, summary: _Summary, hits: Collection[str]) -> dict[str, int]:
