@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -73,6 +74,9 @@ class NondeterminismError(ScheduleError):
 Event = tuple[str, Footprint]  # a step: its actor and what it touched
 
 _NO_CLOCK: dict[str, int] = {}  # the clock before an actor's first step (read, never written)
+_NOTHING: Footprint = frozenset()
+_NO_LOCKS: dict[str, str] = {}  # a node's locks held until it is told (read, never written)
+_NO_ACTORS: frozenset[str] = frozenset()
 
 
 class _Node:
@@ -113,8 +117,8 @@ class _Node:
         self.sleep = sleep
         self.wakeup: list[Branch] = wakeup if wakeup is not None else []  # planned here, the explored one first
         self.follow: list[Branch] | None = None  # the plan handed to the next node (the chosen branch's children)
-        self.held: dict[str, str] = {}  # lock -> holding actor, before the step taken here
-        self.backtrack: set[str] = set()
+        self.held: dict[str, str] = _NO_LOCKS  # lock -> holding actor, before the step taken here (replaced)
+        self.backtrack: AbstractSet[str] = _NO_ACTORS  # without reduction: what to try here (replaced)
         self.explored: dict[str, Footprint] = {}  # choice -> what its step touched
         self.done: set[str] = set()
         self.executed: Footprint | None = None  # what the step taken here was seen to touch (set after the run)
@@ -377,12 +381,14 @@ class Explorer:
             if parent.sleep or len(explored) > 1 or (explored and parent.chosen not in explored):
                 asleep = {**parent.sleep, **{q: fp for q, fp in explored.items() if q != parent.chosen}}
                 sleep = {q: fp for q, fp in asleep.items() if not self._conflict(fp, taken)}
-        preemptions = 0
-        wakeup = None
-        if parent is not None:
-            preemptions = parent.preemptions + self._is_preemption(parent, parent.chosen)
-            wakeup = parent.follow
-        node = _Node(point.runnable, point.current, pending, "", preemptions, sleep, wakeup)
+        if parent is None:
+            node = _Node(point.runnable, point.current, pending, "", 0, sleep, None)
+        else:
+            current = parent.current
+            switched = current is not None and parent.chosen != current and current in parent.enabled
+            node = _Node(
+                point.runnable, point.current, pending, "", parent.preemptions + switched, sleep, parent.follow
+            )
         if self._reduction:
             node.held = point.held()
         return node
@@ -396,10 +402,12 @@ class Explorer:
                 node.chosen = branch.actor
                 node.follow = branch.children
                 return branch.actor
-        awake = [a for a in node.enabled if a not in node.sleep]
+        sleep = node.sleep
+        awake = [a for a in node.enabled if a not in sleep] if sleep else node.enabled
         if not awake:
             raise _Pruned("every runnable actor is asleep", asleep=True)
-        choice = node.current if node.current in awake else awake[0]
+        current = node.current
+        choice = current if current is not None and current in awake else awake[0]
         if self._bound is not None and node.preemptions + self._is_preemption(node, choice) > self._bound:
             raise _Pruned("preemption bound")
         node.chosen = choice
@@ -584,11 +592,14 @@ class Explorer:
         node = nodes[j]
         first = node.chosen
         indexed = []  # the steps after j that do not happen after it (inline: this runs for every race)
+        sequence: list[Event] = []
         for i in range(j + 1, min(at, len(nodes))):
             step = nodes[i]
-            if step.chosen and (step.clock is None or step.clock.get(first, -1) < j):
+            chosen = step.chosen
+            if chosen and (step.clock is None or step.clock.get(first, -1) < j):
                 indexed.append(i)
-        sequence: list[Event] = [(nodes[i].chosen, self._step(nodes[i])) for i in indexed]
+                executed = step.executed
+                sequence.append((chosen, executed if executed is not None else step.pending.get(chosen, _NOTHING)))
         sequence.append(second)
         if node.held and depth < 8:
             for position, (actor, footprint) in enumerate(sequence):
@@ -602,9 +613,11 @@ class Explorer:
                         where = indexed[position] if position < len(indexed) else at
                         self._plan_reversal(nodes, acquired, (actor, footprint), where, depth + 1)
                     return
-        asleep = {**node.sleep, **{q: fp for q, fp in node.explored.items() if q != node.chosen}}
-        if any(self._weak_initial(sequence, q, fp) for q, fp in asleep.items()):
-            return  # an equivalent order begins with a sleeping actor: explored already
+        explored = node.explored
+        if node.sleep or len(explored) > 1 or (explored and first not in explored):  # most have nothing asleep
+            asleep = {**node.sleep, **{q: fp for q, fp in explored.items() if q != first}}
+            if any(self._weak_initial(sequence, q, fp) for q, fp in asleep.items()):
+                return  # an equivalent order begins with a sleeping actor: explored already
         self._insert(node.wakeup, sequence)
 
     def _acquisition(self, nodes: list[_Node], j: int, holder: str, lock: str) -> int | None:
