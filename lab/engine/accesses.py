@@ -293,11 +293,40 @@ class Recording:
                 ]
             )
             cached = _module_walks[owners] = _ModuleWalk(namespaces, found, walk.expanded if walk.complete else {})
-        for obj, path in cached.found:
-            if id(obj) not in self._labels:
-                self._keep(obj, path)
+        if self._labels or not self._keep_kept(cached):
+            for obj, path in cached.found:
+                if id(obj) not in self._labels:
+                    self._keep(obj, path)
         for obj, path in _Walk(owners, known=self._labels, expanded=cached.expanded).run(list(roots.items())):
             self._keep(obj, path)
+
+    def _keep_kept(self, cached: _ModuleWalk) -> bool:
+        """Label what the modules' walk found, in a recording that has labelled nothing yet, by copying what doing so
+        gave the last time (labels, things, instance dicts: the same for the same objects), when every object's
+        instance dict is still the one it had then. False (nothing done) when one is not."""
+        kept = cached.kept
+        if kept is None:
+            scratch = Recording.__new__(Recording)
+            scratch._labels, scratch._things, scratch._instance_dicts, scratch._alive = {}, {}, set(), []
+            for obj, path in cached.found:
+                if id(obj) not in scratch._labels:
+                    scratch._keep(obj, path)
+            owning = tuple(obj for obj, _ in cached.found if _dict_slot(obj))
+            kept = cached.kept = _Kept(
+                scratch._labels,
+                scratch._things,
+                scratch._instance_dicts,
+                scratch._alive,
+                owning,
+                tuple(map(_own_dict, owning)),
+            )
+        elif not all(map(operator.is_, map(_own_dict, kept.owning), kept.dicts)):
+            return False
+        self._labels.update(kept.labels)
+        self._things.update(kept.things)
+        self._instance_dicts.update(kept.instance_dicts)
+        self._alive.extend(kept.alive)
+        return True
 
     def label(self, obj: object, hint: str = "") -> str:
         """The label of ``obj``'s identity in this run, giving it ``hint`` (or a fresh name) the first time."""
@@ -316,15 +345,31 @@ class Recording:
             n = self._counters.get(actor, 0) + 1
             self._counters[actor] = n
             name = f"{type(obj).__name__}#{actor}.{n}"
-        self._keep(obj, name)
+        # _keep inline: a run labels objects from the actors' threads, where (line granularity, 3.11) every Python
+        # call is a trace event
+        thing = "obj:" + name
+        self._labels[id(obj)] = name
+        self._things[id(obj)] = thing
+        self._alive.append(obj)
+        if type(obj).__dictoffset__ and not isinstance(obj, _CLASS_OR_MODULE):
+            try:
+                attributes = object.__getattribute__(obj, "__dict__")
+            except AttributeError:
+                return name
+            if type(attributes) is dict and id(attributes) not in self._labels:
+                self._labels[id(attributes)] = name
+                self._things[id(attributes)] = thing
+                self._instance_dicts.add(id(attributes))
+                self._alive.append(attributes)
         return name
 
     def _keep(self, obj: object, name: str) -> None:
+        """Label ``obj`` (and its attribute dict, the same state) ``name``, and keep it alive (as :meth:`label`)."""
         thing = "obj:" + name
         self._labels[id(obj)] = name
         self._things[id(obj)] = thing
         self._alive.append(obj)  # the identity stays this object's for the whole run
-        if type(obj).__dictoffset__ and not isinstance(obj, type | types.ModuleType):
+        if type(obj).__dictoffset__ and not isinstance(obj, _CLASS_OR_MODULE):
             try:
                 attributes = object.__getattribute__(obj, "__dict__")
             except AttributeError:
@@ -425,6 +470,10 @@ def _kind_key(f: object) -> object:
     return kind
 
 
+_CLASS_OR_MODULE = (type, types.ModuleType)
+"""``isinstance`` against a tuple made once (``type | types.ModuleType`` would build a union on every call)."""
+_PLAIN_CALLEES = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, type)
+
 _ENUM_CLASSES = frozenset({enum.EnumType})
 """The metaclass of enums: an object of this type is an enum class, whose members never change."""
 
@@ -438,12 +487,42 @@ _active: Recording | None = None
 
 
 @dataclass(frozen=True)
+class _Kept:
+    """What labelling a modules' walk's objects did to an empty recording, and the instance dicts it depended on."""
+
+    labels: dict[int, str]
+    things: dict[int, str]
+    instance_dicts: set[int]
+    alive: list[object]
+    owning: tuple[object, ...]
+    """The objects whose type gives them a ``__dict__`` slot..."""
+    dicts: tuple[object, ...]
+    """... and what reading it gave (``None`` for nothing, or no dict): the same objects keep the same labels."""
+
+
+@dataclass
 class _ModuleWalk:
     """The walk of some modules' namespaces, valid while each namespace holds the same names and objects."""
 
     namespaces: tuple[tuple[tuple[str, ...], tuple[object, ...]], ...]
     found: list[tuple[object, str]]
     expanded: dict[int, tuple[int, object]]
+    kept: _Kept | None = None
+    """Labelling ``found`` in an empty recording, worked out once (see :meth:`Recording._keep_kept`)."""
+
+
+def _dict_slot(obj: object) -> bool:
+    """Whether ``Recording._keep`` reads ``obj``'s ``__dict__`` (the same test)."""
+    return bool(type(obj).__dictoffset__) and not isinstance(obj, _CLASS_OR_MODULE)
+
+
+def _own_dict(obj: object) -> object:
+    """What ``Recording._keep`` finds as ``obj``'s own attribute dict: the dict, or ``None``."""
+    try:
+        attributes = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return None
+    return attributes if type(attributes) is dict else None
 
 
 _module_walks: dict[frozenset[str], _ModuleWalk] = {}
@@ -515,8 +594,8 @@ class _Walk:
                 children = _held_by_code(path, obj)  # what a function or bound method holds, not itself
             else:
                 found.append((obj, path))
-                children = _children(path, obj) if depth < 6 else []
-                queue.extend((child_path, child, depth + 1) for child_path, child in children)
+                if depth < 6:
+                    queue.extend(_children(path, obj, depth + 1))
                 continue
             self.expanded[id(obj)] = (depth, obj)
             queue.extend((child_path, child, depth + 1) for child_path, child in children)
@@ -602,48 +681,56 @@ def _held_by_code(path: str, obj: object) -> list[tuple[str, object]]:
     return found
 
 
-def _children(path: str, obj: object) -> list[tuple[str, object]]:
-    """What ``obj`` holds, with the path to each part, read without running any of the program's code.
+def _children(path: str, obj: object, depth: int) -> list[tuple[str, object, int]]:
+    """What ``obj`` holds, with the path to each part (and ``depth``, for the walk's queue), read without running
+    any of the program's code.
 
     A part the walk would pass over at once (a number, a string: immutable, and neither a tuple nor code) is left
     out here, before its path is written: the walk runs every run, and most parts are such values."""
-    found: list[tuple[str, object]] = []
+    found: list[tuple[str, object, int]] = []
     if isinstance(obj, dict):
         items: list[tuple[object, object]] = list(dict.items(obj))  # dict's own view: no overridden items() runs
         for key, value in items:
             kind = type(value)
             if kind is tuple or kind in _CODE_LIKE or not _IMMUTABLE_TYPE[kind]:
-                found.append((f"{path}[{_key_text(key)}]", value))
+                found.append((f"{path}[{_key_text(key)}]", value, depth))
         return found
     if isinstance(obj, list | tuple | deque):
         for i, value in enumerate(list(obj)):
             kind = type(value)
             if kind is tuple or kind in _CODE_LIKE or not _IMMUTABLE_TYPE[kind]:
-                found.append((f"{path}[{i}]", value))
+                found.append((f"{path}[{i}]", value, depth))
         return found
-    try:
-        attributes = object.__getattribute__(obj, "__dict__")
-    except AttributeError:
-        attributes = {}
-    if isinstance(attributes, dict):
-        for name, value in list(attributes.items()):
-            kind = type(value)
-            if kind is tuple or kind in _CODE_LIKE or not _IMMUTABLE_TYPE[kind]:
-                found.append((f"{path}.{name}", value))
     slots = _SLOTS.get(type(obj))
     if slots is None:
         slots = _SLOTS[type(obj)] = _slots_of(type(obj))
-    for slot, descriptor in slots:
-        with contextlib.suppress(AttributeError):
-            found.append((f"{path}.{slot}", descriptor.__get__(obj, type(obj))))
+    if slots[0]:  # without one, reading ``__dict__`` could only raise AttributeError (slow, and for nothing)
+        try:
+            attributes = object.__getattribute__(obj, "__dict__")
+        except AttributeError:
+            attributes = {}
+        if isinstance(attributes, dict):
+            for name, value in list(attributes.items()):
+                kind = type(value)
+                if kind is tuple or kind in _CODE_LIKE or not _IMMUTABLE_TYPE[kind]:
+                    found.append((f"{path}.{name}", value, depth))
+    for slot, descriptor in slots[1]:
+        try:
+            value = descriptor.__get__(obj, type(obj))
+        except AttributeError:
+            continue
+        kind = type(value)
+        if kind is tuple or kind in _CODE_LIKE or not _IMMUTABLE_TYPE[kind]:  # as above: the walk passes the rest
+            found.append((f"{path}.{slot}", value, depth))
     return found
 
 
-_SLOTS: dict[type, tuple[tuple[str, types.MemberDescriptorType], ...]] = {}
-"""Type -> its slots and their descriptors (every class in the MRO): the walk meets the same types every run."""
+_SLOTS: dict[type, tuple[bool, tuple[tuple[str, types.MemberDescriptorType], ...]]] = {}
+"""Type -> whether some class in its MRO defines ``__dict__`` (else an instance has none to read), and its slots
+and their descriptors (every class in the MRO): the walk meets the same types every run."""
 
 
-def _slots_of(kind: type) -> tuple[tuple[str, types.MemberDescriptorType], ...]:
+def _slots_of(kind: type) -> tuple[bool, tuple[tuple[str, types.MemberDescriptorType], ...]]:
     found: list[tuple[str, types.MemberDescriptorType]] = []
     for klass in kind.__mro__:
         names = klass.__dict__.get("__slots__")
@@ -651,7 +738,7 @@ def _slots_of(kind: type) -> tuple[tuple[str, types.MemberDescriptorType], ...]:
             descriptor = klass.__dict__.get(slot)
             if isinstance(descriptor, types.MemberDescriptorType):
                 found.append((slot, descriptor))
-    return tuple(found)
+    return bool(kind.__dictoffset__) or any("__dict__" in klass.__dict__ for klass in kind.__mro__), tuple(found)
 
 
 def _key_text(key: object) -> str:
@@ -687,6 +774,9 @@ class _ClassPart(enum.IntEnum):
     UNLESS_SHADOWED = 3  # a plain value or a non-data descriptor: read only when the instance's dict lacks the name
     ALWAYS = 4  # a data descriptor (a property, say): it runs whatever the instance holds
 
+
+_METHOD_PART, _ALWAYS_PART, _UNLESS_SHADOWED_PART = _ClassPart.METHOD, _ClassPart.ALWAYS, _ClassPart.UNLESS_SHADOWED
+"""The members ``ga`` compares with, looked up once (not through the enum class on every read)."""
 
 _owners: dict[tuple[type, str], tuple[type | None, _ClassPart]] = {}
 
@@ -749,6 +839,7 @@ class ModuleRuntime:
     def __init__(self, filename: str, module: str) -> None:
         self._file = filename
         self._module = module
+        self._globals = f"obj:module {module}"  # the thing a global of this module is part of
 
     def _recording(self) -> Recording | None:
         run = _active
@@ -766,16 +857,16 @@ class ModuleRuntime:
             found = _owners.get((type(obj), name))
             owner, part = found if found is not None else _attribute_owner(obj, name)
             if part and owner is not obj:
-                if part == _ClassPart.METHOD:
+                if part == _METHOD_PART:
                     # A method looked up: code, not state. (Re-binding a method while another actor calls it is
                     # not modelled; the call itself records what the method touches.)
                     return getattr(obj, name)
-                if part == _ClassPart.ALWAYS:
+                if part == _ALWAYS_PART:
                     descriptor = owner.__dict__[name]
                     if isinstance(descriptor, property) and _opaque_getter(descriptor, run):
                         run.access(obj, ANY_KEY, "w", where)  # a getter the lab cannot see may do anything to obj
                     run.access(owner, name, "r", where)
-                elif part == _ClassPart.UNLESS_SHADOWED and name not in _instance_dict(obj):
+                elif part == _UNLESS_SHADOWED_PART and name not in _instance_dict(obj):
                     run.access(owner, name, "r", where)
                 # a slot's value is the instance's state (recorded below); what the class holds is its descriptor
             elif type(obj) in _ENUM_CLASSES and name in obj._member_map_:
@@ -791,15 +882,23 @@ class ModuleRuntime:
                 steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
             value = getattr(obj, name)
             if not _IMMUTABLE_TYPE[type(value)] and id(value) not in run._labels and not isinstance(value, type):
-                run.label(value, f"{run.label(obj)}.{name}")
+                label = run._labels.get(id(obj))
+                run.label(value, f"{label if label is not None else run.label(obj)}.{name}")
             return value
         return getattr(obj, name)
 
     def sa(self, obj: Any, name: str, line: int) -> Any:
         """Before ``obj.name = ...`` or ``del obj.name``: writes that attribute. Returns ``obj``."""
-        run = self._recording()
-        if run is not None:
-            run.access(obj, name, "w", (self._file, line))
+        run = _active
+        if run is not None and getattr(run.local, "actor", None) is not None:
+            thing = run._things.get(id(obj))  # Recording.access inline (see StepLog on why no call)
+            steps = run._steps
+            if thing is None or run.schedules:
+                run.access(obj, name, "w", (self._file, line))
+            elif not steps.closed:
+                entry = (thing, name, "w")
+                steps.current.add(entry)
+                steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
         if isinstance(obj, type):
             _owners.clear()  # a class attribute may now be found elsewhere in some MRO
         return obj
@@ -834,7 +933,14 @@ class ModuleRuntime:
             return value
         run = _active
         if run is not None and getattr(run.local, "actor", None) is not None:
-            run.access(value, ANY_KEY, "r", (self._file, line))
+            thing = run._things.get(id(value))  # Recording.access inline (see StepLog on why no call)
+            steps = run._steps
+            if thing is None or run.schedules:
+                run.access(value, ANY_KEY, "r", (self._file, line))
+            elif not steps.closed:
+                entry = (thing, ANY_KEY, "r")
+                steps.current.add(entry)
+                steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
         return value
 
     def cm(self, manager: Any, line: int) -> Any:
@@ -861,35 +967,63 @@ class ModuleRuntime:
 
     def rg(self, name: str, line: int) -> None:
         """Before reading the module global ``name``. Returns ``None`` (the code reads the global right after)."""
-        run = self._recording()
-        if run is not None:
-            run.note((f"obj:module {self._module}", name, "r"), (self._file, line))
+        run = _active
+        if run is not None and getattr(run.local, "actor", None) is not None:
+            if run.schedules:
+                run.note((self._globals, name, "r"), (self._file, line))
+            else:  # Recording.note, StepLog.accessed inline (see StepLog on why no call)
+                steps = run._steps
+                if not steps.closed:
+                    entry = (self._globals, name, "r")
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
 
     def wg(self, value: Any, name: str, line: int) -> Any:
         """Before storing ``value`` in the module global ``name``. Returns ``value``."""
-        run = self._recording()
-        if run is not None:
-            run.note((f"obj:module {self._module}", name, "w"), (self._file, line))
+        run = _active
+        if run is not None and getattr(run.local, "actor", None) is not None:
+            if run.schedules:
+                run.note((self._globals, name, "w"), (self._file, line))
+            else:  # Recording.note, StepLog.accessed inline (see StepLog on why no call)
+                steps = run._steps
+                if not steps.closed:
+                    entry = (self._globals, name, "w")
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
         return value
 
     def rc(self, cell: str, line: int) -> None:
         """Before reading the closure variable ``cell`` (``scope.name``). Returns ``None``."""
-        run = self._recording()
-        if run is not None:
-            run.note((f"obj:cell {self._module}.{cell}", "value", "r"), (self._file, line))
+        run = _active
+        if run is not None and getattr(run.local, "actor", None) is not None:
+            if run.schedules:
+                run.note((f"obj:cell {self._module}.{cell}", "value", "r"), (self._file, line))
+            else:  # Recording.note, StepLog.accessed inline (see StepLog on why no call)
+                steps = run._steps
+                if not steps.closed:
+                    entry = (f"obj:cell {self._module}.{cell}", "value", "r")
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
 
     def wc(self, value: Any, cell: str, line: int) -> Any:
         """Before storing ``value`` in the closure variable ``cell``. Returns ``value``."""
-        run = self._recording()
-        if run is not None:
-            run.note((f"obj:cell {self._module}.{cell}", "value", "w"), (self._file, line))
+        run = _active
+        if run is not None and getattr(run.local, "actor", None) is not None:
+            if run.schedules:
+                run.note((f"obj:cell {self._module}.{cell}", "value", "w"), (self._file, line))
+            else:  # Recording.note, StepLog.accessed inline (see StepLog on why no call)
+                steps = run._steps
+                if not steps.closed:
+                    entry = (f"obj:cell {self._module}.{cell}", "value", "w")
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
         return value
 
     def touch_global(self, name: str, line: int) -> None:
         """After a statement stored the global ``name`` through a complex target: records the write, no point."""
         run = self._recording()
         if run is not None:
-            run.note((f"obj:module {self._module}", name, "w"), (self._file, line), schedule=False)
+            run.note((self._globals, name, "w"), (self._file, line), schedule=False)
 
     def touch_cell(self, cell: str, line: int) -> None:
         """After a statement stored the closure variable ``cell`` through a complex target."""
@@ -913,6 +1047,8 @@ class ModuleRuntime:
         elif callee is types.BuiltinFunctionType:
             owner = f.__self__
             kind = run._kinds.get(f if owner is None or type(owner) is types.ModuleType else (type(owner), f.__name__))
+        elif callee in _WRAPPERS:
+            kind = run._kinds.get((callee, getattr(f, "__name__", "")))
         elif isinstance(f, type):
             kind = run._kinds.get(f)
         if kind is None:
@@ -920,26 +1056,48 @@ class ModuleRuntime:
         if kind == _Kind.TRANSPARENT:
             return f(*args, **kwargs)
         where = (self._file, line)
+        # Recording.access inline below, for labelled values (see StepLog on why no call)
+        things, steps = run._things, run._steps
+        if kind == _Kind.READS:
+            for value in (*args, *kwargs.values()) if kwargs else args:
+                if not _IMMUTABLE_TYPE[type(value)] and not isinstance(value, _CLASS_OR_MODULE):
+                    thing = things.get(id(value))
+                    if thing is None or run.schedules:
+                        run.access(value, ANY_KEY, "r", where)
+                    elif not steps.closed:
+                        entry = (thing, ANY_KEY, "r")
+                        steps.current.add(entry)
+                        steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
+            return f(*args, **kwargs)
+        receiver = getattr(f, "__self__", None)
+        if kind != _Kind.OPAQUE:  # a method of a built-in type, that reads or writes its receiver
+            others = args
+            if receiver is None or isinstance(receiver, _CLASS_OR_MODULE):
+                receiver, others = (args[0], args[1:]) if args else (None, ())
+            for value in (*others, *kwargs.values()) if kwargs else others:
+                if not _IMMUTABLE_TYPE[type(value)]:
+                    thing = things.get(id(value))
+                    if thing is None or run.schedules:
+                        run.access(value, ANY_KEY, "r", where)
+                    elif not steps.closed:
+                        entry = (thing, ANY_KEY, "r")
+                        steps.current.add(entry)
+                        steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
+            if receiver is not None and not _IMMUTABLE_TYPE[type(receiver)]:
+                mode = "w" if kind == _Kind.METHOD_WRITES else "r"
+                thing = things.get(id(receiver))
+                if thing is None or run.schedules:
+                    run.access(receiver, ANY_KEY, mode, where)
+                elif not steps.closed:
+                    entry = (thing, ANY_KEY, mode)
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
+            return f(*args, **kwargs)
+        # getattr and the like are classified opaque (none is a pure built-in): by name, they touch one attribute
         by_name = f is builtins.getattr or f is builtins.hasattr or f is builtins.setattr or f is builtins.delattr
         if by_name and len(args) >= 2 and type(args[1]) is str and not _IMMUTABLE_TYPE[type(args[0])]:
             mode = "r" if f is builtins.getattr or f is builtins.hasattr else "w"
             run.access(args[0], args[1], mode, where)
-            return f(*args, **kwargs)
-        if kind == _Kind.READS:
-            for value in (*args, *kwargs.values()):
-                if not _IMMUTABLE_TYPE[type(value)] and not isinstance(value, type | types.ModuleType):
-                    run.access(value, ANY_KEY, "r", where)
-            return f(*args, **kwargs)
-        receiver = getattr(f, "__self__", None)
-        if kind in (_Kind.METHOD_READS, _Kind.METHOD_WRITES):
-            others = args
-            if receiver is None or isinstance(receiver, types.ModuleType | type):
-                receiver, others = (args[0], args[1:]) if args else (None, ())
-            for value in (*others, *kwargs.values()):
-                if not _IMMUTABLE_TYPE[type(value)]:
-                    run.access(value, ANY_KEY, "r", where)
-            if receiver is not None and not _IMMUTABLE_TYPE[type(receiver)]:
-                run.access(receiver, ANY_KEY, "w" if kind == _Kind.METHOD_WRITES else "r", where)
             return f(*args, **kwargs)
         return self._opaque(run, f, receiver, args, kwargs, where)
 
@@ -959,7 +1117,7 @@ class ModuleRuntime:
         module = getattr(f, "__module__", None) or getattr(type(f), "__module__", "")
         if module and module.split(".")[0] not in _STATELESS_MODULES and not module.startswith("lab."):
             touched.append((f"obj:module {module}", ANY_KEY, "w"))
-        plain = isinstance(f, types.FunctionType | types.MethodType | types.BuiltinFunctionType | type)
+        plain = isinstance(f, _PLAIN_CALLEES)
         if not plain and not _IMMUTABLE_TYPE[type(f)]:
             touched.append(("obj:" + run.label(f), ANY_KEY, "w"))
         scheduler = run.scheduler
