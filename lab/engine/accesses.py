@@ -874,12 +874,15 @@ class ModuleRuntime:
             # Recording.access inline, for the commonest access of all (see StepLog on why no call)
             thing = run._things.get(id(obj))
             steps = run._steps
-            if thing is None or run.schedules:
+            if run.schedules:
                 run.access(obj, name, "r", where)
-            elif not steps.closed:
-                entry = (thing, name, "r")
-                steps.current.add(entry)
-                steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
+            else:
+                if thing is None:
+                    thing = "obj:" + run.label(obj)
+                if not steps.closed:
+                    entry = (thing, name, "r")
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
             value = getattr(obj, name)
             if not _IMMUTABLE_TYPE[type(value)] and id(value) not in run._labels and not isinstance(value, type):
                 label = run._labels.get(id(obj))
@@ -893,12 +896,15 @@ class ModuleRuntime:
         if run is not None and getattr(run.local, "actor", None) is not None:
             thing = run._things.get(id(obj))  # Recording.access inline (see StepLog on why no call)
             steps = run._steps
-            if thing is None or run.schedules:
+            if run.schedules:
                 run.access(obj, name, "w", (self._file, line))
-            elif not steps.closed:
-                entry = (thing, name, "w")
-                steps.current.add(entry)
-                steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
+            else:
+                if thing is None:
+                    thing = "obj:" + run.label(obj)
+                if not steps.closed:
+                    entry = (thing, name, "w")
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
         if isinstance(obj, type):
             _owners.clear()  # a class attribute may now be found elsewhere in some MRO
         return obj
@@ -935,12 +941,15 @@ class ModuleRuntime:
         if run is not None and getattr(run.local, "actor", None) is not None:
             thing = run._things.get(id(value))  # Recording.access inline (see StepLog on why no call)
             steps = run._steps
-            if thing is None or run.schedules:
+            if run.schedules:
                 run.access(value, ANY_KEY, "r", (self._file, line))
-            elif not steps.closed:
-                entry = (thing, ANY_KEY, "r")
-                steps.current.add(entry)
-                steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
+            else:
+                if thing is None:
+                    thing = "obj:" + run.label(value)
+                if not steps.closed:
+                    entry = (thing, ANY_KEY, "r")
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
         return value
 
     def cm(self, manager: Any, line: int) -> Any:
@@ -1051,6 +1060,8 @@ class ModuleRuntime:
             kind = run._kinds.get((callee, getattr(f, "__name__", "")))
         elif isinstance(f, type):
             kind = run._kinds.get(f)
+        else:  # a callable object: classified by its type
+            kind = run._kinds.get(callee)
         if kind is None:
             kind = run.classify(f)
         if kind == _Kind.TRANSPARENT:
@@ -1062,12 +1073,15 @@ class ModuleRuntime:
             for value in (*args, *kwargs.values()) if kwargs else args:
                 if not _IMMUTABLE_TYPE[type(value)] and not isinstance(value, _CLASS_OR_MODULE):
                     thing = things.get(id(value))
-                    if thing is None or run.schedules:
+                    if run.schedules:
                         run.access(value, ANY_KEY, "r", where)
-                    elif not steps.closed:
-                        entry = (thing, ANY_KEY, "r")
-                        steps.current.add(entry)
-                        steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
+                    else:
+                        if thing is None:
+                            thing = "obj:" + run.label(value)
+                        if not steps.closed:
+                            entry = (thing, ANY_KEY, "r")
+                            steps.current.add(entry)
+                            steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
             return f(*args, **kwargs)
         receiver = getattr(f, "__self__", None)
         if kind != _Kind.OPAQUE:  # a method of a built-in type, that reads or writes its receiver
@@ -1077,21 +1091,27 @@ class ModuleRuntime:
             for value in (*others, *kwargs.values()) if kwargs else others:
                 if not _IMMUTABLE_TYPE[type(value)]:
                     thing = things.get(id(value))
-                    if thing is None or run.schedules:
+                    if run.schedules:
                         run.access(value, ANY_KEY, "r", where)
-                    elif not steps.closed:
-                        entry = (thing, ANY_KEY, "r")
-                        steps.current.add(entry)
-                        steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
+                    else:
+                        if thing is None:
+                            thing = "obj:" + run.label(value)
+                        if not steps.closed:
+                            entry = (thing, ANY_KEY, "r")
+                            steps.current.add(entry)
+                            steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
             if receiver is not None and not _IMMUTABLE_TYPE[type(receiver)]:
                 mode = "w" if kind == _Kind.METHOD_WRITES else "r"
                 thing = things.get(id(receiver))
-                if thing is None or run.schedules:
+                if run.schedules:
                     run.access(receiver, ANY_KEY, mode, where)
-                elif not steps.closed:
-                    entry = (thing, ANY_KEY, mode)
-                    steps.current.add(entry)
-                    steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
+                else:
+                    if thing is None:
+                        thing = "obj:" + run.label(receiver)
+                    if not steps.closed:
+                        entry = (thing, ANY_KEY, mode)
+                        steps.current.add(entry)
+                        steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
             return f(*args, **kwargs)
         # getattr and the like are classified opaque (none is a pure built-in): by name, they touch one attribute
         by_name = f is builtins.getattr or f is builtins.hasattr or f is builtins.setattr or f is builtins.delattr
