@@ -37,7 +37,7 @@ from lab.engine.policies import DecisionPoint, KeepCurrent, Policy
 from lab.engine.pool import ACTOR_POOL
 from lab.engine.run import ActorEnd, BlockedActor, Decision, RunResult, RunStatus, Waiting
 from lab.engine.steps import StepLog
-from lab.engine.trace import Json, TraceEvent, sorted_detail
+from lab.engine.trace import Json, TraceEvent
 from lab.errors import UsageError
 
 DEFAULT_WATCHDOG_SECONDS = 10.0
@@ -58,11 +58,12 @@ class _State(StrEnum):
     DONE = "done"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Actor:
     index: int
     name: str
     body: Callable[[], object]
+    bit: int = 0  # 1 << index: a decision's runnable actors are one int (see _Choices)
     baton: _thread.LockType | None = None  # its pooled worker's: released to let this actor run
     thread: threading.Thread | None = None
     done: _thread.LockType = field(default_factory=_thread.allocate_lock)  # held while the actor's body may run
@@ -83,6 +84,58 @@ OutcomeText = Callable[[object], str]
 
 def _default_outcome(value: object) -> str:
     return "DONE" if value is None else str(getattr(value, "value", value))
+
+
+_DONE, _BLOCKED = _State.DONE, _State.BLOCKED
+
+_Choices = tuple[tuple[str, ...], dict[str, Decision]]
+"""For one set of runnable actors: their names (a decision point's ``runnable``) and the decision made there for
+each chosen name, made once."""
+
+_CHOICES: dict[tuple[str, ...], dict[int, _Choices]] = {}
+"""Actor names -> runnable set (a bit per actor) -> its :data:`_Choices`, shared by every run of those actors: the
+same few runnable sets and decisions recur at every point of every run of an exploration, so each tuple and
+:class:`Decision` is made once, and the explorer, comparing a run's with an earlier run's, finds the same objects."""
+_CHOICES_MAX = 256  # sets of actor names kept; past this the table starts afresh (a test suite's many scenarios)
+
+_new = object.__new__
+# A trace event made without its dataclass __init__: a frozen dataclass sets each field through a Python frame and
+# object.__setattr__, and the scheduler makes one per line an actor runs, on 3.11 each call also a trace event.
+# tests/test_scheduler_speed_equivalence.py holds the events made this way equal to the constructor's.
+_set_step, _set_actor, _set_op, _set_obj, _set_detail = (
+    TraceEvent.__dict__[name].__set__ for name in ("step", "actor", "op", "obj", "detail")
+)
+
+
+class _Point(DecisionPoint):
+    """A decision point of a :class:`Scheduler`: what the explorer asks of it, read from the scheduler directly
+    (not through :class:`RunView`'s methods, one Python call fewer per question)."""
+
+    __slots__ = ()
+
+    def pending(self) -> dict[str, Footprint]:
+        """The pending footprint of every actor that has not finished, by name."""
+        run: Scheduler = self._run  # type: ignore[assignment]  # a _Point is made by its scheduler only
+        pending: dict[str, Footprint] = {}  # plain loops: on 3.11 a comprehension is a call, traced at line level
+        for actor in run._actors:
+            if actor.state is not _DONE:
+                pending[actor.name] = actor.pending
+        return pending
+
+    def held(self) -> dict[str, str]:
+        """Which actor holds each lock right now (lock name -> actor)."""
+        run: Scheduler = self._run  # type: ignore[assignment]
+        held: dict[str, str] = {}
+        for actor in run._actors:
+            for lock in actor.locks:
+                held[lock] = actor.name
+        return held
+
+    def last_step(self) -> Footprint:
+        """What the step that just ended was seen to touch (empty before the first step)."""
+        run: Scheduler = self._run  # type: ignore[assignment]
+        steps = run._steps  # StepLog.last, inline
+        return frozenset(steps.current) if steps.opened else NOTHING
 
 
 class Scheduler:
@@ -118,9 +171,9 @@ class Scheduler:
         an actor from another thread without a Python call (the recording path asks hundreds of times a run)."""
         self._trace: list[TraceEvent] = []
         self._decisions: list[Decision] = []
-        self._made: dict[tuple[tuple[str, ...], str], Decision] = {}
+        self._choices: dict[int, _Choices] = {}  # this run's actors' table in _CHOICES, from the start of the run
         self._steps = steps if steps is not None else StepLog()
-        self._accessed = self._steps.accessed
+        self._names: tuple[str, ...] = ()  # the actors' names, once the run has started (no actor joins after)
         self._finished = _thread.allocate_lock()
         self._finished.acquire()  # released once, when the run is over
         self._over = False
@@ -139,7 +192,7 @@ class Scheduler:
             raise UsageError("actors must be added before the run starts")
         if name in self._by_name:
             raise UsageError(f"two actors are named {name!r}")
-        actor = _Actor(len(self._actors), name, body)
+        actor = _Actor(len(self._actors), name, body, 1 << len(self._actors))
         self._actors.append(actor)
         self._by_name[name] = actor
 
@@ -158,7 +211,7 @@ class Scheduler:
     @property
     def actor_names(self) -> tuple[str, ...]:
         """The actors' names in declaration order."""
-        return tuple(actor.name for actor in self._actors)
+        return self._names if self._started else tuple(actor.name for actor in self._actors)
 
     # -- what primitives call ------------------------------------------------------------------------------------
 
@@ -229,7 +282,13 @@ class Scheduler:
             self._switch(actor)
         if not self._aborted:
             trace = self._trace
-            trace.append(TraceEvent(len(trace), actor.name, "line", label, {"line": line}))
+            event = _new(TraceEvent)  # TraceEvent(len(trace), actor.name, "line", label, {"line": line})
+            _set_step(event, len(trace))
+            _set_actor(event, actor.name)
+            _set_op(event, "line")
+            _set_obj(event, label)
+            _set_detail(event, {"line": line})
+            trace.append(event)
 
     def access(self, entry: Entry, where: tuple[str, int], *, schedule: bool = False) -> None:
         """Record that the calling actor's running step touches ``entry`` at ``where`` (file and line).
@@ -242,7 +301,10 @@ class Scheduler:
         if schedule:
             actor.pending = actor.op = frozenset((entry,))
             self._switch(actor)
-        self._accessed(entry, where)
+        steps = self._steps  # StepLog.accessed, inline (see StepLog)
+        if not steps.closed:
+            steps.current.add(entry)
+            steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
 
     def access_all(self, entries: list[Entry], where: tuple[str, int], *, schedule: bool = False) -> None:
         """Record several accesses made by one operation (a call the lab cannot see into), one point at most."""
@@ -252,20 +314,22 @@ class Scheduler:
         if schedule:
             actor.pending = actor.op = frozenset(entries)
             self._switch(actor)
-        accessed = self._accessed
+        steps = self._steps  # StepLog.accessed for each, inline (see StepLog)
         for entry in entries:
-            accessed(entry, where)
+            if not steps.closed:
+                steps.current.add(entry)
+                steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
 
     def enter_opaque(self, footprint: Footprint) -> None:
         """The calling actor enters code the lab cannot see, which may touch ``footprint`` in any step until it
         returns: every step that begins inside it starts with that footprint (a probe inside a transport's send)."""
-        actor = self._me()
+        actor: _Actor | None = getattr(self.local, "actor", None)
         if actor is not None:
             actor.opaque.append(footprint)
 
     def leave_opaque(self) -> None:
         """The calling actor returned from the code entered last with :meth:`enter_opaque`."""
-        actor = self._me()
+        actor: _Actor | None = getattr(self.local, "actor", None)
         if actor is not None and actor.opaque:
             actor.opaque.pop()
 
@@ -277,16 +341,22 @@ class Scheduler:
             me: _Actor | None = getattr(self.local, "actor", None)
             actor = me.name if me is not None else "lab"
         trace = self._trace
-        trace.append(TraceEvent(len(trace), actor, op, obj, sorted_detail(detail) if detail else {}))
+        event = _new(TraceEvent)  # TraceEvent(len(trace), actor, op, obj, sorted_detail(detail) if detail else {})
+        _set_step(event, len(trace))
+        _set_actor(event, actor)
+        _set_op(event, op)
+        _set_obj(event, obj)
+        _set_detail(event, dict(sorted(detail.items())) if detail else {})  # sorted_detail, without its two calls
+        trace.append(event)
 
     def touch(self, footprint: Footprint) -> None:
         """Add what the running step was seen to touch to its executed footprint (a primitive's query)."""
-        if self._me() is not None:
+        if getattr(self.local, "actor", None) is not None:
             self._steps.touched(footprint)
 
     def lock_taken(self, name: str) -> None:
         """The calling actor now holds the lock ``name`` (lock primitives call this; it feeds the lockset check)."""
-        actor = self._me()
+        actor: _Actor | None = getattr(self.local, "actor", None)
         if actor is not None:
             actor.locks.add(name)
             actor.lockset = frozenset(actor.locks)
@@ -294,7 +364,7 @@ class Scheduler:
 
     def lock_given(self, name: str) -> None:
         """The calling actor no longer holds the lock ``name``."""
-        actor = self._me()
+        actor: _Actor | None = getattr(self.local, "actor", None)
         if actor is not None:
             actor.locks.discard(name)
             actor.lockset = frozenset(actor.locks)
@@ -310,7 +380,7 @@ class Scheduler:
         ``executes`` is what the step that resumes it touches by resuming (the latch it waited for), so that the
         step which opened the way and the resumed step are seen to depend on each other.
         """
-        actor = self._me()
+        actor: _Actor | None = getattr(self.local, "actor", None)
         if actor is None:
             raise UsageError("block() is only for actors")
         if self._aborted:
@@ -327,11 +397,19 @@ class Scheduler:
 
     def pending_footprints(self) -> dict[str, Footprint]:
         """The pending footprint of every actor that has not finished, by name."""
-        return {a.name: a.pending for a in self._actors if a.state is not _State.DONE}
+        pending: dict[str, Footprint] = {}  # a plain loop: on 3.11 a comprehension is a call, at line level traced
+        for actor in self._actors:
+            if actor.state is not _DONE:
+                pending[actor.name] = actor.pending
+        return pending
 
     def locks_held(self) -> dict[str, str]:
         """Which actor holds each lab lock right now (lock name -> actor)."""
-        return {lock: a.name for a in self._actors for lock in a.locks}
+        held: dict[str, str] = {}
+        for actor in self._actors:
+            for lock in actor.locks:
+                held[lock] = actor.name
+        return held
 
     def last_step(self) -> Footprint:
         """What the step that just ended was seen to touch (empty before the first step)."""
@@ -343,20 +421,30 @@ class Scheduler:
         """Run every actor to completion (or to a deadlock or hang) and return what happened."""
         if self._started:
             raise UsageError("a scheduler runs once; make a new one")
+        self._names = names = tuple(actor.name for actor in self._actors)
         self._started = True
         begun = time.perf_counter()
+        choices = _CHOICES.get(names)
+        if choices is None:
+            if len(_CHOICES) >= _CHOICES_MAX:
+                _CHOICES.clear()
+            choices = _CHOICES.setdefault(names, {})
+        self._choices = choices
         for actor in self._actors:
             actor.state = _State.RUNNABLE
             actor.done.acquire()
             worker = ACTOR_POOL.take()
             actor.baton, actor.thread = worker.baton, worker.thread
             worker.assign(f"lab-actor-{actor.name}", self._actor_task(actor))
-        with _collector_paused():
+        paused = _pause_collector()
+        try:
             if self._actors:
                 self._hand_off(None)
             else:
                 self._finish()
             hang_stack, leaked = self._wait_until_finished()
+        finally:
+            _resume_collector(paused)
         result = RunResult(
             status=self._status,
             trace=tuple(self._trace),
@@ -426,74 +514,97 @@ class Scheduler:
         if not self._aborted:
             self._hand_off(actor)
 
-    def _me(self) -> _Actor | None:
-        return getattr(self.local, "actor", None)
-
     def _finish(self) -> None:
         if not self._over:
             self._over = True
             self._finished.release()
 
-    def _decide(self, current: _Actor | None) -> _Actor | None:
-        """Ask the policy; ``None`` means the run is over (all done, a deadlock, or a refused choice)."""
-        runnable: list[str] = []  # plain loops: on Python 3.11 a comprehension is a call, a trace event at line level
+    def _switch(self, actor: _Actor | None, park: bool = True) -> None:
+        """Ask the policy who runs next and hand it the baton; with ``park``, wait until the baton comes back.
+
+        One method for the whole decision (who can run, the policy, the decision, the step it opens), no helper
+        calls: it runs at every scheduling point, and at line granularity on 3.11 every Python call an actor makes
+        is a trace event too. Without ``park`` (the run's start, an actor's end) ``actor`` only gives the baton away.
+        No actor can run when every one is done (the run is over), in a deadlock, or when the policy refused.
+        """
+        if park and self._aborted:
+            raise _Aborted
+        runnable = 0  # a bit per actor; plain loops: on Python 3.11 a comprehension is a call, traced at line level
         live = False
-        for actor in self._actors:
-            state = actor.state
-            if state is _State.DONE:
+        for other in self._actors:
+            state = other.state
+            if state is _DONE:
                 continue
             live = True
-            if state is _State.BLOCKED:
-                waiting = actor.waiting
+            if state is _BLOCKED:
+                waiting = other.waiting
                 if waiting is None or waiting.ready():
-                    runnable.append(actor.name)
-            elif actor.gate is None or actor.gate.ready():
-                runnable.append(actor.name)
+                    runnable |= other.bit
+            else:
+                gate = other.gate
+                if gate is None or gate.ready():
+                    runnable |= other.bit
+        nxt: _Actor | None = None
         if not runnable:
             if live:
                 self._declare_deadlock()
             self._finish()
-            return None
-        names = tuple(runnable)
-        point = DecisionPoint(len(self._decisions), names, current.name if current is not None else None, self)
-        try:
-            chosen = self._choose(point)
-        except Exception as error:  # the policy refused: a replay diverged, or an exploration budget ran out
-            self._status = RunStatus.DIVERGED
-            self._problem = str(error)
-            self._finish()
-            return None
-        if chosen not in names:
-            self._status = RunStatus.DIVERGED
-            self._problem = f"the policy chose {chosen!r}, which cannot run now (runnable: {', '.join(names)})"
-            self._finish()
-            return None
-        decision = self._made.get((names, chosen))  # the same few choices recur all run long: make each once
-        if decision is None:
-            decision = self._made[(names, chosen)] = Decision(names, chosen)
-        self._decisions.append(decision)
-        actor = self._by_name[chosen]
-        self._steps.step(chosen, actor.op, actor.opaque, actor.lockset)
-        return actor
-
-    def _switch(self, actor: _Actor) -> None:
-        if self._aborted:
-            raise _Aborted
-        nxt = self._decide(actor)
+        else:
+            choices = self._choices.get(runnable)
+            if choices is None:
+                choices = self._choices_of(runnable)
+            names, made = choices
+            decisions = self._decisions
+            point: DecisionPoint = _new(_Point)  # DecisionPoint(...), without a Python __init__ per decision
+            point.index = len(decisions)
+            point.runnable = names
+            point.current = actor.name if actor is not None else None
+            point._run = self
+            try:
+                chosen = self._choose(point)
+            except Exception as error:  # the policy refused: a replay diverged, or an exploration budget ran out
+                self._status = RunStatus.DIVERGED
+                self._problem = str(error)
+                self._finish()
+            else:
+                if chosen not in names:
+                    self._status = RunStatus.DIVERGED
+                    self._problem = f"the policy chose {chosen!r}, which cannot run now (runnable: {', '.join(names)})"
+                    self._finish()
+                else:
+                    decision = made.get(chosen)
+                    if decision is None:
+                        decision = made.setdefault(chosen, Decision(names, chosen))
+                    decisions.append(decision)
+                    nxt = self._by_name[chosen]
+                    # the step it opens (StepLog.step, inline): what its operation executes, and any opaque code
+                    current = set(nxt.op)
+                    for footprint in nxt.opaque:
+                        current.update(footprint)
+                    steps = self._steps
+                    opened = steps.opened
+                    steps.index = len(opened)
+                    opened.append(current)
+                    steps.current = current
+                    steps.actor = chosen
+                    steps.locks = nxt.lockset
         if nxt is actor:
             return
         if nxt is not None:
             self._current = nxt
             nxt.baton.release()  # type: ignore[union-attr]  # every actor has its worker's baton once running
-        actor.baton.acquire()  # type: ignore[union-attr]  # parked until the baton comes back (or the run stops)
-        if self._aborted:
-            raise _Aborted
+        if park:
+            actor.baton.acquire()  # type: ignore[union-attr]  # parked until the baton comes back (or the run stops)
+            if self._aborted:
+                raise _Aborted
+
+    def _choices_of(self, runnable: int) -> _Choices:
+        """The runnable names and decisions of the set of actors ``runnable`` (bits), the first time it is seen."""
+        names = tuple(actor.name for actor in self._actors if actor.bit & runnable)
+        return self._choices.setdefault(runnable, (names, {}))
 
     def _hand_off(self, finished: _Actor | None) -> None:
-        nxt = self._decide(finished)
-        if nxt is not None:
-            self._current = nxt
-            nxt.baton.release()  # type: ignore[union-attr]
+        self._switch(finished, park=False)
 
     def _declare_deadlock(self) -> None:
         self._status = RunStatus.DEADLOCK
@@ -558,9 +669,10 @@ _pausing = _thread.allocate_lock()
 _paused_runs = 0
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
+def _pause_collector() -> bool:
     """No garbage collection while a run runs; the first collection after it looks at everything the run made.
+    True when this run paused it (:func:`_resume_collector` then lets it go). Two plain calls, not a context
+    manager: a generator's frames and its manager object cost a run more than the calls.
 
     A run leaves no cycle of its own (see :meth:`Scheduler.run`), yet it allocates thousands of objects that live
     until it ends: collecting while it runs only traverses them, promotes them, and every dozen runs of a
@@ -579,14 +691,17 @@ def _collector_paused() -> Iterator[None]:
         if pause:
             _paused_runs += 1
             gc.disable()
-    try:
-        yield
-    finally:
-        if pause:
-            with _pausing:
-                _paused_runs -= 1
-                if _paused_runs == 0:
-                    gc.enable()
+    return pause
+
+
+def _resume_collector(paused: bool) -> None:
+    """The end of a run that :func:`_pause_collector` paused the collector for: the last such run enables it."""
+    global _paused_runs
+    if paused:
+        with _pausing:
+            _paused_runs -= 1
+            if _paused_runs == 0:
+                gc.enable()
 
 
 _RELAXED_THRESHOLD = 10_000

@@ -10,14 +10,14 @@ atomicity check and the explanation of a counterexample, :attr:`lab.engine.run.R
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from functools import partial
+from itertools import repeat
 from typing import Protocol
 
 from lab.engine.footprint import Entry, Footprint
 from lab.engine.run import Access
 
 _NOTHING: Footprint = frozenset()
-_as_access = partial(tuple.__new__, Access)  # Access._make without its Python frame: hundreds per run
+_new_tuple = tuple.__new__  # tuple.__new__(Access, t) is Access._make(t) without its Python frame: hundreds per run
 
 
 class StepObserver(Protocol):
@@ -52,13 +52,15 @@ class StepLog:
     Its running-step fields are public for one reason: the instrumented code records hundreds of accesses a run,
     and at line granularity on Python 3.11 every Python call it makes costs a trace event, so
     :meth:`lab.engine.accesses.Recording.access` appends to ``current`` and ``log`` itself (what :meth:`accessed`
-    does), without a call. Nothing else writes them.
+    does), without a call, and the scheduler opens each step itself (what :meth:`step` does). Nothing else writes
+    them.
     """
 
-    __slots__ = ("_steps", "actor", "closed", "current", "index", "locks", "log")
+    __slots__ = ("actor", "closed", "current", "index", "locks", "log", "opened")
 
     def __init__(self) -> None:
-        self._steps: list[set[Entry]] = []
+        self.opened: list[set[Entry]] = []
+        """Every step's footprint so far, the running one last."""
         self.current: set[Entry] = set()
         """The running step's footprint so far."""
         self.index = -1
@@ -80,12 +82,12 @@ class StepLog:
         self.current = current
         self.actor = actor
         self.locks = locks
-        self.index = len(self._steps)
-        self._steps.append(current)
+        self.index = len(self.opened)
+        self.opened.append(current)
 
     def touched(self, entries: Iterable[Entry]) -> None:
         """Add ``entries`` to the running step's footprint."""
-        if self._steps and not self.closed:
+        if self.opened and not self.closed:
             self.current.update(entries)
 
     def accessed(self, entry: Entry, where: tuple[str, int]) -> None:
@@ -104,12 +106,12 @@ class StepLog:
 
     def last(self) -> Footprint:
         """The footprint of the latest step so far (empty before the first)."""
-        return frozenset(self.current) if self._steps else _NOTHING
+        return frozenset(self.current) if self.opened else _NOTHING
 
     def footprints(self) -> tuple[Footprint, ...]:
         """Every step's executed footprint, in order."""
-        return tuple(map(frozenset, self._steps))
+        return tuple(map(frozenset, self.opened))
 
     def accesses(self) -> tuple[Access, ...]:
         """Every access logged, in order."""
-        return tuple(map(_as_access, self.log))
+        return tuple(map(_new_tuple, repeat(Access), self.log))
