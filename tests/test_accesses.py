@@ -6,6 +6,7 @@ as one actor of a scheduler with recording on; the test reads back the recorded 
 
 from __future__ import annotations
 
+import ast
 import importlib
 import sys
 import textwrap
@@ -310,3 +311,28 @@ class TestConflict:
         assert describe_entry(("obj:self.session", "_version", "w")) == "write self.session._version"
         assert describe_entry(("obj:self.tickets", "['slow']", "r")) == "read self.tickets['slow']"
         assert describe_entry(("obj:self.items", "*", "w")) == "write self.items (all of it)"
+
+
+@pytest.mark.parametrize(
+    ("expression", "left_out"),
+    [
+        ("not x", True),
+        ("a is None", True),
+        ("a is not b is not c", True),
+        ("k in d", True),
+        ("k not in d", True),
+        ("a is None or (k in d and not x)", True),
+        ("a == b", False),  # a rich comparison may return any object, which is then read whole
+        ("a < b", False),
+        ("a and b", False),  # ``and`` returns one of its operands
+        ("a is None or b", False),
+        ("-x", False),
+    ],
+)
+def test_only_values_that_are_always_a_new_bool_skip_the_whole_read(expression: str, left_out: bool) -> None:
+    """``not``, ``is`` and ``in`` give ``True`` or ``False`` whatever their operands: reading such a value whole
+    touches nothing, so the rewriting calls no runtime for it; anything that may be another object is still read."""
+    from lab.engine.instrument import _always_bool
+
+    node = ast.parse(expression, mode="eval").body
+    assert _always_bool(node) is left_out

@@ -408,7 +408,7 @@ class _Rewriter(ast.NodeTransformer):
     # -- pieces ----------------------------------------------------------------------------------------------------
 
     def _whole(self, node: ast.expr) -> ast.expr:
-        if not self._inside or isinstance(node, ast.Constant | ast.JoinedStr):
+        if not self._inside or isinstance(node, ast.Constant | ast.JoinedStr) or _always_bool(node):
             return node
         return self._rt("rv", node, node, self._line(node))
 
@@ -599,6 +599,22 @@ def instrument_module(name: str) -> InstrumentedModule:
     made = InstrumentedModule(name, filename, swaps, set(_all_codes(code)), by_key)
     _rewritten_modules[name] = made
     return made
+
+
+_BOOL_COMPARISONS = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
+
+
+def _always_bool(node: ast.expr) -> bool:
+    """True for an expression whose value is a new ``True`` or ``False`` whatever its operands: ``not x``, a chain of
+    ``is``/``in`` tests, and ``and``/``or`` of such. Read whole, such a value touches nothing (``rv`` would return at
+    once), so the call is left out: a tenth of all the calls an explored run makes into the runtime."""
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, ast.Not)
+    if isinstance(node, ast.Compare):
+        return all(isinstance(op, _BOOL_COMPARISONS) for op in node.ops)
+    if isinstance(node, ast.BoolOp):
+        return all(_always_bool(value) for value in node.values)
+    return False
 
 
 def instrumented_function(function: Callable[..., Any]) -> Callable[..., Any]:
