@@ -145,11 +145,14 @@ def program(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ModuleTy
         sys.modules.pop("accesses_program", None)
 
 
-def _record(program: tuple[ModuleType, InstrumentedModule], body: Callable[[], object]) -> list[Access]:
+def _record(
+    program: tuple[ModuleType, InstrumentedModule], body: Callable[[], object], kind: type[Recording] = Recording
+) -> list[Access]:
+    """What ``body``, run as the one actor of a recorded run of ``program`` (by a ``kind`` of recording), touched."""
     module, instrumented = program
     scheduler = Scheduler(watchdog_seconds=5)
     scheduler.add_actor("a", body)
-    recording = Recording(scheduler, every_access_schedules=False, instrumented=set(instrumented.codes))
+    recording = kind(scheduler, every_access_schedules=False, instrumented=set(instrumented.codes))
     recording.name_roots({}, modules=(module,))
     instrumented.install()
     start_recording(recording)

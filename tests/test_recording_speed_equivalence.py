@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -22,13 +22,14 @@ import pytest
 import lab.engine.accesses as accesses
 import lab.scenarios.exploring as exploring
 import lab.scenarios.runner as runner
-from lab.engine.accesses import Recording, start_recording
+from lab.engine.accesses import Recording
 from lab.engine.atomicity import RunPart, run_parts
 from lab.engine.footprint import Entry
 from lab.engine.instrument import InstrumentedModule, instrument_module
-from lab.engine.run import Access, RunResult
+from lab.engine.run import RunResult
 from lab.engine.scheduler import Scheduler
 from lab.scenarios.loader import LoadedScenario, load
+from tests.test_accesses import _record
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -148,31 +149,12 @@ def program(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ModuleTy
         sys.modules.pop("recording_speed_program", None)
 
 
-def _record(
-    program: tuple[ModuleType, InstrumentedModule], kind: type[Recording], body: Callable[[], object]
-) -> list[Access]:
-    module, instrumented = program
-    scheduler = Scheduler(watchdog_seconds=5)
-    scheduler.add_actor("a", body)
-    recording = kind(scheduler, every_access_schedules=False, instrumented=set(instrumented.codes))
-    recording.name_roots({}, modules=(module,))
-    instrumented.install()
-    start_recording(recording)
-    try:
-        run = scheduler.run()
-    finally:
-        start_recording(None)
-        instrumented.uninstall()
-    assert not run.errors, run.errors
-    return list(run.accesses)
-
-
 @pytest.mark.timeout(30)
 def test_the_inline_paths_record_what_access_and_note_record(program: tuple[ModuleType, InstrumentedModule]) -> None:
     module, _ = program
-    fast = _record(program, Recording, lambda: module.everything(module.Plain(), module.Seat()))
+    fast = _record(program, lambda: module.everything(module.Plain(), module.Seat()))
     vars(module)["TOTAL"] = 0  # the program's global, as the first run found it
-    plain = _record(program, _Plain, lambda: module.everything(module.Plain(), module.Seat()))
+    plain = _record(program, lambda: module.everything(module.Plain(), module.Seat()), _Plain)
     assert len(fast) > 40
     assert fast == plain
 
