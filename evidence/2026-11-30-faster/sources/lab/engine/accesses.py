@@ -1,0 +1,1162 @@
+# size: grown by accretion: the object walk that labels state (_Walk, _children, _key_of) should leave the hooks
+"""What the instrumented code calls: every read and write of shared state, recorded by object identity as it runs.
+
+The modules under test are rewritten (see :mod:`lab.engine.instrument`) so that each attribute, subscript, global,
+closure-cell access and each call goes through one of the small functions of :class:`ModuleRuntime`. While a run is
+being recorded, each of them:
+
+1. at instruction granularity, makes the access a scheduling point (the policy may switch actors right before it);
+2. adds ``(thing, key, mode)`` to the running step's executed footprint, where ``thing`` is a *label* of the
+   object's identity (``obj:self.session._history``), never the name of the variable that happened to hold it;
+3. logs the access with its file, line and the locks the actor held, for the atomicity check and for explaining
+   counterexamples;
+4. performs the access exactly as the original code would.
+
+Labels are assigned per run: objects reachable from the scenario when its actors start are named by the path that
+reaches them (``self.session._receipts``), and an object first met later is named by the access that produced it
+(``self.store.items[0]``), or failing that by the actor and a counter. A label is kept for the object's identity for
+the whole run and the object is kept alive meanwhile, so an identity is never reused for another object.
+
+Calls are classified once per callee. Code under test records its own accesses; the lab's primitives are scheduling
+points with their own footprints; C functions that only read (``len``, ``sorted``, ``dict.get``) read their
+arguments; anything else the lab cannot see -- a C method that mutates (``list.append``), a function of a module not
+under test -- counts as a write of its receiver and of every mutable argument, for as long as the call lasts.
+
+Outside a recorded run (no :class:`Recording` active, or a thread that is not an actor) every function here is a
+plain pass-through, so instrumented code behaves exactly like the original.
+
+Over 300 lines: the runtime the rewritten code calls, the labels and the call classification it needs are one
+hot path, kept together so that it can be read (and kept fast) in one place.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import enum
+import operator
+import types
+from collections import defaultdict, deque
+from collections.abc import Callable
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from typing import Any
+
+from lab import hooks
+from lab.engine.footprint import ANY_KEY, Entry
+from lab.engine.scheduler import Scheduler
+
+_IMMUTABLE: frozenset[type] = frozenset(
+    {
+        int,
+        float,
+        bool,
+        str,
+        bytes,
+        complex,
+        type(None),
+        range,
+        frozenset,
+        tuple,
+        type(Ellipsis),
+        slice,
+        types.FunctionType,
+        types.BuiltinFunctionType,
+        types.MethodType,
+        types.CodeType,
+    }
+)
+"""Values whose contents no step can change: reading or passing them touches nothing shared."""
+
+_METHODS = (
+    types.FunctionType,
+    staticmethod,
+    classmethod,
+    types.BuiltinFunctionType,
+    types.WrapperDescriptorType,
+    types.MethodDescriptorType,
+)
+
+
+class _ImmutableTypes(dict[type, bool]):
+    """Type -> whether no step can change its values. A miss works the answer out once; a hit is a dictionary
+    lookup without a Python call (``_IMMUTABLE_TYPE[type(x)]``), which the recording path makes for every access."""
+
+    def __missing__(self, kind: type) -> bool:
+        known = kind in _IMMUTABLE or issubclass(kind, enum.Enum)
+        self[kind] = known
+        return known
+
+
+_IMMUTABLE_TYPE = _ImmutableTypes()
+
+
+def _immutable(value: object) -> bool:
+    """True for values no step can change: numbers, strings, tuples, enum members, functions (cached per type)."""
+    return _IMMUTABLE_TYPE[type(value)]
+
+
+_PURE_BUILTINS = frozenset(
+    {
+        "abs",
+        "all",
+        "any",
+        "ascii",
+        "bin",
+        "bool",
+        "callable",
+        "chr",
+        "divmod",
+        "enumerate",
+        "filter",
+        "format",
+        "frozenset",
+        "hash",
+        "hex",
+        "id",
+        "isinstance",
+        "issubclass",
+        "iter",
+        "len",
+        "map",
+        "max",
+        "min",
+        "oct",
+        "ord",
+        "pow",
+        "repr",
+        "reversed",
+        "round",
+        "sorted",
+        "sum",
+        "zip",
+        "type",
+        "str",
+        "int",
+        "float",
+        "tuple",
+        "list",
+        "dict",
+        "set",
+        "bytes",
+        "print",
+        "dumps",
+        "loads",
+        "deepcopy",
+        "copy",
+    }
+)
+"""C functions that read their arguments and change none of them (``print`` writes only to the terminal)."""
+
+_READ_ONLY_METHODS = frozenset(
+    {
+        "get",
+        "keys",
+        "values",
+        "items",
+        "copy",
+        "count",
+        "index",
+        "locked",
+        "is_set",
+        "__len__",
+        "__contains__",
+        "__getitem__",
+        "__iter__",
+        "startswith",
+        "endswith",
+        "join",
+        "split",
+        "strip",
+        "format",
+        "encode",
+        "decode",
+        "issubset",
+        "issuperset",
+        "isdisjoint",
+        "union",
+        "intersection",
+        "difference",
+        "symmetric_difference",
+        "__eq__",
+        "__ne__",
+        "__lt__",
+        "__le__",
+        "__gt__",
+        "__ge__",
+        "__hash__",
+        "__repr__",
+        "__str__",
+        "__format__",
+    }
+)
+"""Methods of built-in types that only read their receiver."""
+
+_STATELESS_MODULES = frozenset(
+    {
+        "json",
+        "re",
+        "math",
+        "operator",
+        "functools",
+        "itertools",
+        "dataclasses",
+        "copy",
+        "hashlib",
+        "string",
+        "textwrap",
+        "collections",
+        "typing",
+        "enum",
+        "abc",
+        "unicodedata",
+        "contextlib",
+        "types",
+        "keyword",
+    }
+)
+"""Modules not under test whose functions keep no state of their own: calling one touches only its arguments."""
+
+
+class _Kind:
+    TRANSPARENT = 0  # code under test or a lab primitive: it records (or schedules) for itself
+    READS = 1  # a C function that only reads its arguments
+    METHOD_READS = 2  # a read-only method of a built-in type: reads its receiver
+    METHOD_WRITES = 3  # a mutating method of a built-in type: writes its receiver, reads its arguments
+    OPAQUE = 4  # code the lab cannot see: writes its receiver, every mutable argument, and its module's state
+
+
+class Recording:
+    """The state of one recorded run: the scheduler, object labels, and the granularity's scheduling rule."""
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        *,
+        every_access_schedules: bool,
+        instrumented: AbstractSet[types.CodeType],
+        transparent_modules: tuple[str, ...] = ("lab.engine", "lab.scenarios.base"),
+    ) -> None:
+        self.scheduler = scheduler
+        self.local = scheduler.local  # ``getattr(local, "actor", None)``: is the calling thread an actor?
+        self.schedules = every_access_schedules
+        self._steps = scheduler.steps
+        self._instrumented = instrumented
+        self._transparent = transparent_modules
+        self._labels: dict[int, str] = {}
+        self._things: dict[int, str] = {}
+        self._instance_dicts: set[int] = set()
+        self._alive: list[object] = []
+        self._counters: dict[str, int] = {}
+        codes = frozenset(instrumented)  # the same frozenset every run of a scenario: its hash is computed once
+        kinds = _KINDS.get(codes)
+        if kinds is None or len(kinds) > _KINDS_KEPT:
+            kinds = _KINDS[codes] = {}
+        self._kinds = kinds
+
+    def close(self) -> None:
+        """The run is over: let go of every object kept alive for its labels. Kept, an exception the code under
+        test raised would hold, through its traceback, the frames that hold this recording: a cycle with the whole
+        run in it that only the garbage collector could free."""
+        self._alive.clear()
+        self._labels.clear()
+        self._things.clear()
+        self._instance_dicts.clear()
+
+    # -- labels ----------------------------------------------------------------------------------------------------
+
+    def name_roots(self, roots: dict[str, object], *, modules: tuple[types.ModuleType, ...] = ()) -> None:
+        """Label every object reachable from ``roots`` and from the namespaces of ``modules`` by its path, breadth
+        first, in a schedule-independent order: the scenario's state, module globals, what functions capture in
+        closures and default arguments, what bound methods are bound to, class-level data.
+
+        An object first met during the run is labelled by the access that reached it, or else as made by the actor
+        that met it; naming everything that exists beforehand keeps the second kind to objects really made during
+        the run, which is what lets the atomicity check treat them as private to the step that made them.
+
+        The modules' part is walked once per process and reused while every module-level name still holds the same
+        object (module state outlives runs); the scenario's part is walked every run, but it does not walk again
+        into the classes and functions the modules' walk went through (a scenario reaches its session class and
+        every method of it): all it could find there is named already.
+        """
+        owners = frozenset(module.__name__ for module in modules)
+        namespaces = tuple((tuple(vars(module)), tuple(vars(module).values())) for module in modules)
+        cached = _module_walks.get(owners)
+        if cached is None or not _same_namespaces(cached.namespaces, namespaces):
+            walk = _Walk(owners)
+            found = walk.run(
+                [
+                    (f"{module.__name__}.{name}", value)
+                    for module in modules
+                    for name, value in list(vars(module).items())
+                    if not name.startswith("__")
+                ]
+            )
+            cached = _module_walks[owners] = _ModuleWalk(namespaces, found, walk.expanded if walk.complete else {})
+        if self._labels or not self._keep_kept(cached):
+            for obj, path in cached.found:
+                if id(obj) not in self._labels:
+                    self._keep(obj, path)
+        for obj, path in _Walk(owners, known=self._labels, expanded=cached.expanded).run(list(roots.items())):
+            self._keep(obj, path)
+
+    def _keep_kept(self, cached: _ModuleWalk) -> bool:
+        """Label what the modules' walk found, in a recording that has labelled nothing yet, by copying what doing so
+        gave the last time (labels, things, instance dicts: the same for the same objects), when every object's
+        instance dict is still the one it had then. False (nothing done) when one is not."""
+        kept = cached.kept
+        if kept is None:
+            scratch = Recording.__new__(Recording)
+            scratch._labels, scratch._things, scratch._instance_dicts, scratch._alive = {}, {}, set(), []
+            for obj, path in cached.found:
+                if id(obj) not in scratch._labels:
+                    scratch._keep(obj, path)
+            owning = tuple(obj for obj, _ in cached.found if _dict_slot(obj))
+            kept = cached.kept = _Kept(
+                scratch._labels,
+                scratch._things,
+                scratch._instance_dicts,
+                scratch._alive,
+                owning,
+                tuple(map(_own_dict, owning)),
+            )
+        elif not all(map(operator.is_, map(_own_dict, kept.owning), kept.dicts)):
+            return False
+        self._labels.update(kept.labels)
+        self._things.update(kept.things)
+        self._instance_dicts.update(kept.instance_dicts)
+        self._alive.extend(kept.alive)
+        return True
+
+    def label(self, obj: object, hint: str = "") -> str:
+        """The label of ``obj``'s identity in this run, giving it ``hint`` (or a fresh name) the first time."""
+        got = self._labels.get(id(obj))
+        if got is not None:
+            return got
+        if isinstance(obj, types.ModuleType):
+            name = f"module {obj.__name__}"
+        elif isinstance(obj, type):
+            name = f"class {obj.__module__}.{obj.__qualname__}"
+        elif hint:
+            name = hint
+        else:
+            me = getattr(self.local, "actor", None)
+            actor = me.name if me is not None else "lab"
+            n = self._counters.get(actor, 0) + 1
+            self._counters[actor] = n
+            name = f"{type(obj).__name__}#{actor}.{n}"
+        # _keep inline: a run labels objects from the actors' threads, where (line granularity, 3.11) every Python
+        # call is a trace event
+        thing = "obj:" + name
+        self._labels[id(obj)] = name
+        self._things[id(obj)] = thing
+        self._alive.append(obj)
+        if type(obj).__dictoffset__ and not isinstance(obj, _CLASS_OR_MODULE):
+            try:
+                attributes = object.__getattribute__(obj, "__dict__")
+            except AttributeError:
+                return name
+            if type(attributes) is dict and id(attributes) not in self._labels:
+                self._labels[id(attributes)] = name
+                self._things[id(attributes)] = thing
+                self._instance_dicts.add(id(attributes))
+                self._alive.append(attributes)
+        return name
+
+    def _keep(self, obj: object, name: str) -> None:
+        """Label ``obj`` (and its attribute dict, the same state) ``name``, and keep it alive (as :meth:`label`)."""
+        thing = "obj:" + name
+        self._labels[id(obj)] = name
+        self._things[id(obj)] = thing
+        self._alive.append(obj)  # the identity stays this object's for the whole run
+        if type(obj).__dictoffset__ and not isinstance(obj, _CLASS_OR_MODULE):
+            try:
+                attributes = object.__getattribute__(obj, "__dict__")
+            except AttributeError:
+                return
+            if type(attributes) is dict and id(attributes) not in self._labels:
+                # ``vars(obj)["x"]`` and ``obj.x`` are one piece of state: the dict is labelled as its owner
+                self._labels[id(attributes)] = name
+                self._things[id(attributes)] = thing
+                self._instance_dicts.add(id(attributes))
+                self._alive.append(attributes)
+
+    def _is_lab_object(self, obj: object) -> bool:
+        return type(obj).__module__.startswith(self._transparent)
+
+    # -- recording -------------------------------------------------------------------------------------------------
+
+    def access(self, obj: object, key: str, mode: str, where: tuple[str, int], hint: str = "") -> None:
+        """Record one access of ``obj`` (part ``key``) by the calling actor, a scheduling point if so configured."""
+        thing = self._things.get(id(obj))
+        if thing is None:
+            thing = "obj:" + self.label(obj, hint)
+        entry = (thing, key, mode)
+        if self.schedules:
+            self.scheduler.access(entry, where, schedule=True)
+            return
+        steps = self._steps  # StepLog.accessed, inline: no Python call per access (see StepLog)
+        if not steps.closed:
+            steps.current.add(entry)
+            steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
+
+    def note(self, entry: Entry, where: tuple[str, int], *, schedule: bool = True) -> None:
+        """Record one access of a named piece of state (a module global, a closure cell), a scheduling point if so
+        configured and ``schedule`` allows."""
+        if self.schedules and schedule:
+            self.scheduler.access(entry, where, schedule=True)
+        else:
+            self._steps.accessed(entry, where)
+
+    def classify(self, f: object) -> int:
+        """How a call of ``f`` touches shared state (cached per function, per built-in and name, or per type)."""
+        key = _kind_key(f)
+        kind = self._kinds.get(key)
+        if kind is None:
+            kind = self._kinds[key] = self._classify(f)
+        return kind
+
+    def _classify(self, f: object) -> int:
+        if isinstance(f, types.BuiltinFunctionType):
+            owner = f.__self__
+            if owner is None or isinstance(owner, types.ModuleType):
+                return _Kind.READS if f.__name__ in _PURE_BUILTINS else _Kind.OPAQUE
+            if self._is_lab_object(owner):
+                return _Kind.TRANSPARENT
+            return _Kind.METHOD_READS if f.__name__ in _READ_ONLY_METHODS else _Kind.METHOD_WRITES
+        func = f.__func__ if isinstance(f, types.MethodType) else f
+        if isinstance(func, types.FunctionType):
+            if func.__code__ in self._instrumented or func.__module__.startswith(self._transparent):
+                return _Kind.TRANSPARENT
+            return _Kind.OPAQUE
+        if isinstance(f, type):
+            if f.__module__ == "builtins" or isinstance(f, enum.EnumMeta):
+                return _Kind.READS  # a built-in constructor or an enum lookup reads its arguments
+            if f.__module__.startswith(self._transparent):
+                return _Kind.TRANSPARENT
+            init = getattr(f, "__init__", None)
+            code = getattr(init, "__code__", None)
+            if code in self._instrumented:
+                return _Kind.TRANSPARENT
+            if code is None or code.co_filename == "<string>":  # object.__init__, or a dataclass's generated one
+                return _Kind.READS  # it stores its arguments; a __post_init__ under test records itself
+            return _Kind.OPAQUE
+        if self._is_lab_object(f):
+            return _Kind.TRANSPARENT
+        call = type(f).__dict__.get("__call__")
+        if getattr(call, "__code__", None) in self._instrumented:
+            return _Kind.TRANSPARENT
+        if isinstance(f, types.MethodWrapperType | types.WrapperDescriptorType | types.MethodDescriptorType):
+            name = getattr(f, "__name__", "")
+            return _Kind.METHOD_READS if name in _READ_ONLY_METHODS else _Kind.METHOD_WRITES
+        return _Kind.OPAQUE
+
+
+def _kind_key(f: object) -> object:
+    """What a call's classification depends on: the function (a bound method's function); a module's built-in
+    itself, or a built-in method's receiver type and name; a slot wrapper's type and name; else the callee's type."""
+    kind = type(f)
+    if kind is types.MethodType:
+        return f.__func__  # type: ignore[attr-defined]
+    if kind is types.FunctionType or isinstance(f, type):
+        return f
+    if kind is types.BuiltinFunctionType:
+        owner = f.__self__  # type: ignore[attr-defined]
+        if owner is None or type(owner) is types.ModuleType:
+            return f
+        return (type(owner), f.__name__)  # type: ignore[attr-defined]
+    if kind in _WRAPPERS:
+        return (kind, getattr(f, "__name__", ""))
+    return kind
+
+
+_CLASS_OR_MODULE = (type, types.ModuleType)
+"""``isinstance`` against a tuple made once (``type | types.ModuleType`` would build a union on every call)."""
+_PLAIN_CALLEES = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, type)
+
+_ENUM_CLASSES = frozenset({enum.EnumType})
+"""The metaclass of enums: an object of this type is an enum class, whose members never change."""
+
+_WRAPPERS = frozenset({types.MethodWrapperType, types.WrapperDescriptorType, types.MethodDescriptorType})
+_KINDS: dict[frozenset[types.CodeType], dict[object, int]] = {}
+"""Classifications, kept across runs for each set of instrumented code objects (which live as long as the process)."""
+_KINDS_KEPT = 4096
+"""At most this many per set: functions made afresh in every run would otherwise pile up."""
+
+_active: Recording | None = None
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """What labelling a modules' walk's objects did to an empty recording, and the instance dicts it depended on."""
+
+    labels: dict[int, str]
+    things: dict[int, str]
+    instance_dicts: set[int]
+    alive: list[object]
+    owning: tuple[object, ...]
+    """The objects whose type gives them a ``__dict__`` slot..."""
+    dicts: tuple[object, ...]
+    """... and what reading it gave (``None`` for nothing, or no dict): the same objects keep the same labels."""
+
+
+@dataclass
+class _ModuleWalk:
+    """The walk of some modules' namespaces, valid while each namespace holds the same names and objects."""
+
+    namespaces: tuple[tuple[tuple[str, ...], tuple[object, ...]], ...]
+    found: list[tuple[object, str]]
+    expanded: dict[int, tuple[int, object]]
+    kept: _Kept | None = None
+    """Labelling ``found`` in an empty recording, worked out once (see :meth:`Recording._keep_kept`)."""
+
+
+def _dict_slot(obj: object) -> bool:
+    """Whether ``Recording._keep`` reads ``obj``'s ``__dict__`` (the same test)."""
+    return bool(type(obj).__dictoffset__) and not isinstance(obj, _CLASS_OR_MODULE)
+
+
+def _own_dict(obj: object) -> object:
+    """What ``Recording._keep`` finds as ``obj``'s own attribute dict: the dict, or ``None``."""
+    try:
+        attributes = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return None
+    return attributes if type(attributes) is dict else None
+
+
+_module_walks: dict[frozenset[str], _ModuleWalk] = {}
+
+
+def _same_namespaces(
+    old: tuple[tuple[tuple[str, ...], tuple[object, ...]], ...],
+    new: tuple[tuple[tuple[str, ...], tuple[object, ...]], ...],
+) -> bool:
+    """The same names bound to the very same objects (compared without a Python call per name)."""
+    return len(old) == len(new) and all(
+        names == new_names and len(values) == len(new_values) and all(map(operator.is_, values, new_values))
+        for (names, values), (new_names, new_values) in zip(old, new, strict=True)
+    )
+
+
+class _Walk:
+    """A breadth-first walk from named roots through what objects hold, without running any of the program's code.
+
+    ``expanded`` (an earlier walk's :attr:`expanded`) names classes and functions already gone through, each at a
+    depth: one met again no shallower is not gone through twice (the object is kept, so its id stays its own).
+    """
+
+    def __init__(
+        self,
+        owners: frozenset[str],
+        known: dict[int, str] | None = None,
+        expanded: dict[int, tuple[int, object]] | None = None,
+    ) -> None:
+        self._owners = owners
+        self._known = known if known is not None else {}
+        self._before = expanded if expanded is not None else {}
+        self.expanded: dict[int, tuple[int, object]] = {}
+        """id -> (depth, object) of each class, function or method wrapper this walk went through."""
+        self.complete = True
+        """False when the walk stopped at its limit with objects still to go through."""
+
+    def run(self, roots: list[tuple[str, object]]) -> list[tuple[object, str]]:
+        """The objects found, each with the path that reached it first."""
+        found: list[tuple[object, str]] = []
+        seen: set[int] = set()
+        before, known, sorts = self._before, self._known, _WALK_SORT
+        queue: deque[tuple[str, object, int]] = deque((path, obj, 0) for path, obj in roots)
+        while queue and len(found) < 20_000:
+            path, obj, depth = queue.popleft()
+            key = id(obj)
+            if key in seen or key in known:
+                continue
+            gone_through = before.get(key)
+            if gone_through is not None and gone_through[0] <= depth:
+                continue
+            seen.add(key)
+            kind = type(obj)
+            sort = sorts[kind]
+            if sort is _Sort.PASS:
+                continue
+            children: list[tuple[str, object]]
+            if sort is _Sort.WRAPPER:
+                children = [(path, obj.__func__)]  # type: ignore[attr-defined]
+            elif sort is _Sort.CLASS:
+                if obj.__module__ not in self._owners or issubclass(obj, enum.Enum):  # type: ignore[arg-type]
+                    continue  # another module's class, or an enum (its members cannot change)
+                children = [
+                    (f"{path}.{name}", value) for name, value in list(vars(obj).items()) if not name.startswith("__")
+                ]  # class-level data of a module under test
+            elif sort is _Sort.CODE:
+                if kind is types.FunctionType and getattr(obj, "__module__", None) not in self._owners and depth == 0:
+                    continue  # a function a module under test imported: not its state
+                children = _held_by_code(path, obj)  # what a function or bound method holds, not itself
+            else:
+                found.append((obj, path))
+                if depth < 6:
+                    queue.extend(_children(path, obj, depth + 1))
+                continue
+            self.expanded[id(obj)] = (depth, obj)
+            queue.extend((child_path, child, depth + 1) for child_path, child in children)
+        self.complete = not queue
+        return found
+
+
+_LAB_MODULES = ("lab.engine", "lab.scenarios.base")
+
+
+class _Sort(enum.Enum):
+    """What the walk does with an object, which its type alone decides (but for a class: whose it is)."""
+
+    PASS = "pass"  # the lab's machinery, a module, a descriptor, an immutable value: nothing of the program's state
+    WRAPPER = "wrapper"  # a static or class method: go on to its function
+    CLASS = "class"  # a class: its class-level data, when a module under test defines it
+    CODE = "code"  # a function or bound method: what it captures or is bound to
+    DATA = "data"  # the program's state: named, and gone through
+
+
+class _WalkSorts(dict[type, _Sort]):
+    """Type -> :class:`_Sort`, worked out once per type (the walk meets hundreds of objects a run)."""
+
+    def __missing__(self, kind: type) -> _Sort:
+        if kind.__module__.startswith(_LAB_MODULES) or issubclass(kind, types.ModuleType):
+            sort = _Sort.PASS
+        elif issubclass(kind, staticmethod | classmethod):
+            sort = _Sort.WRAPPER
+        elif issubclass(kind, property | types.MemberDescriptorType | types.GetSetDescriptorType):
+            sort = _Sort.PASS  # the descriptor itself holds no state of the program
+        elif issubclass(kind, type):
+            sort = _Sort.CLASS
+        elif kind in _CODE_LIKE:
+            sort = _Sort.CODE
+        elif kind is not tuple and _IMMUTABLE_TYPE[kind]:
+            sort = _Sort.PASS
+        else:
+            sort = _Sort.DATA
+        self[kind] = sort
+        return sort
+
+
+_WALK_SORT = _WalkSorts()
+
+
+def _opaque_getter(descriptor: property, run: Recording) -> bool:
+    """True for a property whose getter is code the lab cannot see (and that may keep state of its own)."""
+    getter = descriptor.fget
+    if getattr(getter, "__code__", None) in run._instrumented:
+        return False
+    module = getattr(getter, "__module__", "") or ""
+    stateless = module.split(".")[0] in _STATELESS_MODULES or module in ("builtins", "enum")
+    return not (stateless or module.startswith("lab."))
+
+
+def start_recording(recording: Recording | None) -> None:
+    """Make ``recording`` the run being recorded (``None`` stops recording)."""
+    global _active
+    _active = recording
+
+
+_CODE_LIKE = frozenset({types.FunctionType, types.MethodType, types.BuiltinMethodType})
+
+
+def _held_by_code(path: str, obj: object) -> list[tuple[str, object]]:
+    """What a function captures (closure cells, default arguments) or a bound method is bound to."""
+    found: list[tuple[str, object]] = []
+    if isinstance(obj, types.FunctionType):
+        for name, cell in zip(obj.__code__.co_freevars, obj.__closure__ or (), strict=False):
+            with contextlib.suppress(ValueError):  # an empty cell has no contents
+                found.append((f"{path}.<{name}>", cell.cell_contents))
+        for i, value in enumerate(obj.__defaults__ or ()):
+            found.append((f"{path}.<default {i}>", value))
+        for name, value in (obj.__kwdefaults__ or {}).items():
+            found.append((f"{path}.<default {name}>", value))
+    else:
+        owner = getattr(obj, "__self__", None)
+        if owner is not None and not isinstance(owner, types.ModuleType):
+            found.append((f"{path}.__self__", owner))
+        function = getattr(obj, "__func__", None)
+        if function is not None:
+            found.append((f"{path}.__func__", function))
+    return found
+
+
+def _children(path: str, obj: object, depth: int) -> list[tuple[str, object, int]]:
+    """What ``obj`` holds, with the path to each part (and ``depth``, for the walk's queue), read without running
+    any of the program's code.
+
+    A part the walk would pass over at once (a number, a string: immutable, and neither a tuple nor code) is left
+    out here, before its path is written: the walk runs every run, and most parts are such values."""
+    found: list[tuple[str, object, int]] = []
+    if isinstance(obj, dict):
+        items: list[tuple[object, object]] = list(dict.items(obj))  # dict's own view: no overridden items() runs
+        for key, value in items:
+            kind = type(value)
+            if kind is tuple or kind in _CODE_LIKE or not _IMMUTABLE_TYPE[kind]:
+                found.append((f"{path}[{_key_text(key)}]", value, depth))
+        return found
+    if isinstance(obj, list | tuple | deque):
+        for i, value in enumerate(list(obj)):
+            kind = type(value)
+            if kind is tuple or kind in _CODE_LIKE or not _IMMUTABLE_TYPE[kind]:
+                found.append((f"{path}[{i}]", value, depth))
+        return found
+    slots = _SLOTS.get(type(obj))
+    if slots is None:
+        slots = _SLOTS[type(obj)] = _slots_of(type(obj))
+    if slots[0]:  # without one, reading ``__dict__`` could only raise AttributeError (slow, and for nothing)
+        try:
+            attributes = object.__getattribute__(obj, "__dict__")
+        except AttributeError:
+            attributes = {}
+        if isinstance(attributes, dict):
+            for name, value in list(attributes.items()):
+                kind = type(value)
+                if kind is tuple or kind in _CODE_LIKE or not _IMMUTABLE_TYPE[kind]:
+                    found.append((f"{path}.{name}", value, depth))
+    for slot, descriptor in slots[1]:
+        try:
+            value = descriptor.__get__(obj, type(obj))
+        except AttributeError:
+            continue
+        kind = type(value)
+        if kind is tuple or kind in _CODE_LIKE or not _IMMUTABLE_TYPE[kind]:  # as above: the walk passes the rest
+            found.append((f"{path}.{slot}", value, depth))
+    return found
+
+
+_SLOTS: dict[type, tuple[bool, tuple[tuple[str, types.MemberDescriptorType], ...]]] = {}
+"""Type -> whether some class in its MRO defines ``__dict__`` (else an instance has none to read), and its slots
+and their descriptors (every class in the MRO): the walk meets the same types every run."""
+
+
+def _slots_of(kind: type) -> tuple[bool, tuple[tuple[str, types.MemberDescriptorType], ...]]:
+    found: list[tuple[str, types.MemberDescriptorType]] = []
+    for klass in kind.__mro__:
+        names = klass.__dict__.get("__slots__")
+        for slot in names if isinstance(names, tuple) else ():
+            descriptor = klass.__dict__.get(slot)
+            if isinstance(descriptor, types.MemberDescriptorType):
+                found.append((slot, descriptor))
+    return bool(kind.__dictoffset__) or any("__dict__" in klass.__dict__ for klass in kind.__mro__), tuple(found)
+
+
+def _key_text(key: object) -> str:
+    """A dictionary key as part of a label: equal keys give equal text (``1``, ``1.0`` and ``True`` alike)."""
+    kind = type(key)
+    if kind is str:
+        return repr(key)
+    if kind in (int, bool, float):
+        number = float(key)  # type: ignore[arg-type]
+        return repr(int(number)) if number.is_integer() else repr(number)
+    if kind is tuple and all(type(part) in (str, int) for part in key):  # type: ignore[attr-defined]
+        return repr(key)
+    return ANY_KEY
+
+
+def _key_of(container: object, key: object, run: Recording) -> str:
+    """The part of ``container`` that ``container[key]`` touches: one key of a dict, all of anything else; for an
+    object's ``__dict__``, the attribute of that name."""
+    if id(container) in run._instance_dicts:
+        return key if type(key) is str else ANY_KEY
+    if type(container) is dict or type(container) is defaultdict:
+        text = _key_text(key)
+        return text if text == ANY_KEY else f"[{text}]"
+    return ANY_KEY
+
+
+class _ClassPart(enum.IntEnum):
+    """What reading ``obj.name`` reads of the class that defines ``name`` (decided by the attribute's kind)."""
+
+    NONE = 0  # no class in the MRO defines it: the instance's own attribute, nothing of a class
+    METHOD = 1  # a method looked up: code, not state
+    SLOT = 2  # a slot's member descriptor: the value lives in the instance, the class holds only the descriptor
+    UNLESS_SHADOWED = 3  # a plain value or a non-data descriptor: read only when the instance's dict lacks the name
+    ALWAYS = 4  # a data descriptor (a property, say): it runs whatever the instance holds
+
+
+_METHOD_PART, _ALWAYS_PART, _UNLESS_SHADOWED_PART = _ClassPart.METHOD, _ClassPart.ALWAYS, _ClassPart.UNLESS_SHADOWED
+"""The members ``ga`` compares with, looked up once (not through the enum class on every read)."""
+
+_owners: dict[tuple[type, str], tuple[type | None, _ClassPart]] = {}
+
+
+def _attribute_owner(obj: object, name: str) -> tuple[type | None, _ClassPart]:
+    """The class in ``obj``'s MRO whose namespace defines ``name``, found statically (no descriptor runs), and what
+    a read of ``obj.name`` reads of it.
+
+    Cached per (type, name); any attribute store on a class clears the cache (:meth:`ModuleRuntime.sa`)."""
+    kind = type(obj)
+    found = _owners.get((kind, name))
+    if found is not None:
+        return found
+    owner = next((klass for klass in kind.__mro__ if name in klass.__dict__), None)
+    part = _ClassPart.NONE
+    if owner is not None:
+        descriptor = type(owner.__dict__[name])
+        if descriptor in _METHODS:
+            part = _ClassPart.METHOD
+        elif descriptor is types.MemberDescriptorType:
+            part = _ClassPart.SLOT
+        elif hasattr(descriptor, "__set__") or hasattr(descriptor, "__delete__"):
+            part = _ClassPart.ALWAYS
+        else:
+            part = _ClassPart.UNLESS_SHADOWED
+    found = _owners[(kind, name)] = (owner, part)
+    return found
+
+
+def _instance_dict(obj: object) -> Any:
+    """``obj``'s own attributes, read without running any of its code (empty when it has none)."""
+    try:
+        return object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return ()
+
+
+_INPLACE: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.iadd,
+    "-": operator.isub,
+    "*": operator.imul,
+    "/": operator.itruediv,
+    "//": operator.ifloordiv,
+    "%": operator.imod,
+    "**": operator.ipow,
+    "<<": operator.ilshift,
+    ">>": operator.irshift,
+    "&": operator.iand,
+    "|": operator.ior,
+    "^": operator.ixor,
+    "@": operator.imatmul,
+}
+
+
+class ModuleRuntime:
+    """The functions one instrumented module calls, bound to its file so each access knows where it happened."""
+
+    slice = builtins.slice
+
+    def __init__(self, filename: str, module: str) -> None:
+        self._file = filename
+        self._module = module
+        self._globals = f"obj:module {module}"  # the thing a global of this module is part of
+
+    def _recording(self) -> Recording | None:
+        run = _active
+        if run is None or getattr(run.local, "actor", None) is None:
+            return None
+        return run
+
+    # -- attributes -------------------------------------------------------------------------------------------------
+
+    def ga(self, obj: Any, name: str, line: int) -> Any:
+        """``obj.name``: reads the attribute of this object (and of the class that defines it, if one does)."""
+        run = _active
+        if run is not None and not _IMMUTABLE_TYPE[type(obj)] and getattr(run.local, "actor", None) is not None:
+            where = (self._file, line)
+            found = _owners.get((type(obj), name))
+            owner, part = found if found is not None else _attribute_owner(obj, name)
+            if part and owner is not obj:
+                if part == _METHOD_PART:
+                    # A method looked up: code, not state. (Re-binding a method while another actor calls it is
+                    # not modelled; the call itself records what the method touches.)
+                    return getattr(obj, name)
+                if part == _ALWAYS_PART:
+                    descriptor = owner.__dict__[name]
+                    if isinstance(descriptor, property) and _opaque_getter(descriptor, run):
+                        run.access(obj, ANY_KEY, "w", where)  # a getter the lab cannot see may do anything to obj
+                    run.access(owner, name, "r", where)
+                elif part == _UNLESS_SHADOWED_PART and name not in _instance_dict(obj):
+                    run.access(owner, name, "r", where)
+                # a slot's value is the instance's state (recorded below); what the class holds is its descriptor
+            elif type(obj) in _ENUM_CLASSES and name in obj._member_map_:
+                return getattr(obj, name)  # an enum's member: the enum refuses to rebind or delete it
+            # Recording.access inline, for the commonest access of all (see StepLog on why no call)
+            thing = run._things.get(id(obj))
+            steps = run._steps
+            if run.schedules:
+                run.access(obj, name, "r", where)
+            else:
+                if thing is None:
+                    thing = "obj:" + run.label(obj)
+                if not steps.closed:
+                    entry = (thing, name, "r")
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
+            value = getattr(obj, name)
+            if not _IMMUTABLE_TYPE[type(value)] and id(value) not in run._labels and not isinstance(value, type):
+                label = run._labels.get(id(obj))
+                run.label(value, f"{label if label is not None else run.label(obj)}.{name}")
+            return value
+        return getattr(obj, name)
+
+    def sa(self, obj: Any, name: str, line: int) -> Any:
+        """Before ``obj.name = ...`` or ``del obj.name``: writes that attribute. Returns ``obj``."""
+        run = _active
+        if run is not None and getattr(run.local, "actor", None) is not None:
+            thing = run._things.get(id(obj))  # Recording.access inline (see StepLog on why no call)
+            steps = run._steps
+            if run.schedules:
+                run.access(obj, name, "w", (self._file, line))
+            else:
+                if thing is None:
+                    thing = "obj:" + run.label(obj)
+                if not steps.closed:
+                    entry = (thing, name, "w")
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
+        if isinstance(obj, type):
+            _owners.clear()  # a class attribute may now be found elsewhere in some MRO
+        return obj
+
+    # -- subscripts -------------------------------------------------------------------------------------------------
+
+    def gi(self, obj: Any, key: Any, line: int) -> Any:
+        """``obj[key]``: reads that key of a dict (a defaultdict may insert it: a write), all of anything else."""
+        run = _active
+        if run is not None and not _IMMUTABLE_TYPE[type(obj)] and getattr(run.local, "actor", None) is not None:
+            part = _key_of(obj, key, run)
+            mode = "w" if type(obj) is defaultdict else "r"
+            run.access(obj, part, mode, (self._file, line))
+            value = obj[key]
+            if not _IMMUTABLE_TYPE[type(value)] and id(value) not in run._labels and not isinstance(value, type):
+                run.label(value, f"{run.label(obj)}{part if part != ANY_KEY else '[' + ANY_KEY + ']'}")
+            return value
+        return obj[key]
+
+    def si(self, obj: Any, key: Any, line: int) -> Any:
+        """Before ``obj[key] = ...`` or ``del obj[key]``: writes that key. Returns ``key``."""
+        run = self._recording()
+        if run is not None and not _IMMUTABLE_TYPE[type(obj)]:
+            run.access(obj, _key_of(obj, key, run), "w", (self._file, line))
+        return key
+
+    # -- whole values -----------------------------------------------------------------------------------------------
+
+    def rv(self, value: Any, line: int) -> Any:
+        """A value read as a whole (iterated, compared, tested for truth, formatted). Returns ``value``."""
+        if _IMMUTABLE_TYPE[type(value)]:
+            return value
+        run = _active
+        if run is not None and getattr(run.local, "actor", None) is not None:
+            thing = run._things.get(id(value))  # Recording.access inline (see StepLog on why no call)
+            steps = run._steps
+            if run.schedules:
+                run.access(value, ANY_KEY, "r", (self._file, line))
+            else:
+                if thing is None:
+                    thing = "obj:" + run.label(value)
+                if not steps.closed:
+                    entry = (thing, ANY_KEY, "r")
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
+        return value
+
+    def cm(self, manager: Any, line: int) -> Any:
+        """A ``with`` item: a context manager the lab cannot see writes itself on entry and exit."""
+        run = self._recording()
+        if run is not None and not run._is_lab_object(manager):
+            enter = getattr(type(manager), "__enter__", None)
+            if getattr(enter, "__code__", None) not in run._instrumented:
+                run.access(manager, ANY_KEY, "w", (self._file, line))
+        return manager
+
+    def iop(self, op: str, left: Any, right: Any, line: int) -> Any:
+        """``left op= right``: in place for mutable values (a write of ``left``), reading ``right``."""
+        run = self._recording()
+        if run is not None:
+            where = (self._file, line)
+            if not _IMMUTABLE_TYPE[type(right)]:
+                run.access(right, ANY_KEY, "r", where)
+            if not _IMMUTABLE_TYPE[type(left)]:
+                run.access(left, ANY_KEY, "w", where)
+        return _INPLACE[op](left, right)
+
+    # -- names ------------------------------------------------------------------------------------------------------
+
+    def rg(self, name: str, line: int) -> None:
+        """Before reading the module global ``name``. Returns ``None`` (the code reads the global right after)."""
+        run = _active
+        if run is not None and getattr(run.local, "actor", None) is not None:
+            if run.schedules:
+                run.note((self._globals, name, "r"), (self._file, line))
+            else:  # Recording.note, StepLog.accessed inline (see StepLog on why no call)
+                steps = run._steps
+                if not steps.closed:
+                    entry = (self._globals, name, "r")
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
+
+    def wg(self, value: Any, name: str, line: int) -> Any:
+        """Before storing ``value`` in the module global ``name``. Returns ``value``."""
+        run = _active
+        if run is not None and getattr(run.local, "actor", None) is not None:
+            if run.schedules:
+                run.note((self._globals, name, "w"), (self._file, line))
+            else:  # Recording.note, StepLog.accessed inline (see StepLog on why no call)
+                steps = run._steps
+                if not steps.closed:
+                    entry = (self._globals, name, "w")
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
+        return value
+
+    def rc(self, cell: str, line: int) -> None:
+        """Before reading the closure variable ``cell`` (``scope.name``). Returns ``None``."""
+        run = _active
+        if run is not None and getattr(run.local, "actor", None) is not None:
+            if run.schedules:
+                run.note((f"obj:cell {self._module}.{cell}", "value", "r"), (self._file, line))
+            else:  # Recording.note, StepLog.accessed inline (see StepLog on why no call)
+                steps = run._steps
+                if not steps.closed:
+                    entry = (f"obj:cell {self._module}.{cell}", "value", "r")
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
+
+    def wc(self, value: Any, cell: str, line: int) -> Any:
+        """Before storing ``value`` in the closure variable ``cell``. Returns ``value``."""
+        run = _active
+        if run is not None and getattr(run.local, "actor", None) is not None:
+            if run.schedules:
+                run.note((f"obj:cell {self._module}.{cell}", "value", "w"), (self._file, line))
+            else:  # Recording.note, StepLog.accessed inline (see StepLog on why no call)
+                steps = run._steps
+                if not steps.closed:
+                    entry = (f"obj:cell {self._module}.{cell}", "value", "w")
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
+        return value
+
+    def touch_global(self, name: str, line: int) -> None:
+        """After a statement stored the global ``name`` through a complex target: records the write, no point."""
+        run = self._recording()
+        if run is not None:
+            run.note((self._globals, name, "w"), (self._file, line), schedule=False)
+
+    def touch_cell(self, cell: str, line: int) -> None:
+        """After a statement stored the closure variable ``cell`` through a complex target."""
+        run = self._recording()
+        if run is not None:
+            run.note((f"obj:cell {self._module}.{cell}", "value", "w"), (self._file, line), schedule=False)
+
+    # -- calls ------------------------------------------------------------------------------------------------------
+
+    def call(self, line: int, f: Any, /, *args: Any, **kwargs: Any) -> Any:
+        """``f(*args, **kwargs)``, recording what a call the lab cannot see into may touch."""
+        run = _active
+        if run is None or getattr(run.local, "actor", None) is None:
+            return f(*args, **kwargs)
+        kind = None  # the usual callees are looked up without a Python call (see _kind_key)
+        callee = type(f)
+        if callee is types.MethodType:
+            kind = run._kinds.get(f.__func__)
+        elif callee is types.FunctionType:
+            kind = run._kinds.get(f)
+        elif callee is types.BuiltinFunctionType:
+            owner = f.__self__
+            kind = run._kinds.get(f if owner is None or type(owner) is types.ModuleType else (type(owner), f.__name__))
+        elif callee in _WRAPPERS:
+            kind = run._kinds.get((callee, getattr(f, "__name__", "")))
+        elif isinstance(f, type):
+            kind = run._kinds.get(f)
+        else:  # a callable object: classified by its type
+            kind = run._kinds.get(callee)
+        if kind is None:
+            kind = run.classify(f)
+        if kind == _Kind.TRANSPARENT:
+            return f(*args, **kwargs)
+        where = (self._file, line)
+        # Recording.access inline below, for labelled values (see StepLog on why no call)
+        things, steps = run._things, run._steps
+        if kind == _Kind.READS:
+            for value in (*args, *kwargs.values()) if kwargs else args:
+                if not _IMMUTABLE_TYPE[type(value)] and not isinstance(value, _CLASS_OR_MODULE):
+                    thing = things.get(id(value))
+                    if run.schedules:
+                        run.access(value, ANY_KEY, "r", where)
+                    else:
+                        if thing is None:
+                            thing = "obj:" + run.label(value)
+                        if not steps.closed:
+                            entry = (thing, ANY_KEY, "r")
+                            steps.current.add(entry)
+                            steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
+            return f(*args, **kwargs)
+        receiver = getattr(f, "__self__", None)
+        if kind != _Kind.OPAQUE:  # a method of a built-in type, that reads or writes its receiver
+            others = args
+            if receiver is None or isinstance(receiver, _CLASS_OR_MODULE):
+                receiver, others = (args[0], args[1:]) if args else (None, ())
+            for value in (*others, *kwargs.values()) if kwargs else others:
+                if not _IMMUTABLE_TYPE[type(value)]:
+                    thing = things.get(id(value))
+                    if run.schedules:
+                        run.access(value, ANY_KEY, "r", where)
+                    else:
+                        if thing is None:
+                            thing = "obj:" + run.label(value)
+                        if not steps.closed:
+                            entry = (thing, ANY_KEY, "r")
+                            steps.current.add(entry)
+                            steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
+            if receiver is not None and not _IMMUTABLE_TYPE[type(receiver)]:
+                mode = "w" if kind == _Kind.METHOD_WRITES else "r"
+                thing = things.get(id(receiver))
+                if run.schedules:
+                    run.access(receiver, ANY_KEY, mode, where)
+                else:
+                    if thing is None:
+                        thing = "obj:" + run.label(receiver)
+                    if not steps.closed:
+                        entry = (thing, ANY_KEY, mode)
+                        steps.current.add(entry)
+                        steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
+            return f(*args, **kwargs)
+        # getattr and the like are classified opaque (none is a pure built-in): by name, they touch one attribute
+        by_name = f is builtins.getattr or f is builtins.hasattr or f is builtins.setattr or f is builtins.delattr
+        if by_name and len(args) >= 2 and type(args[1]) is str and not _IMMUTABLE_TYPE[type(args[0])]:
+            mode = "r" if f is builtins.getattr or f is builtins.hasattr else "w"
+            run.access(args[0], args[1], mode, where)
+            return f(*args, **kwargs)
+        return self._opaque(run, f, receiver, args, kwargs, where)
+
+    def _opaque(
+        self,
+        run: Recording,
+        f: Any,
+        receiver: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        where: tuple[str, int],
+    ) -> Any:
+        touched: list[Entry] = []
+        for value in (receiver, *args, *kwargs.values()):
+            if value is not None and not _IMMUTABLE_TYPE[type(value)]:
+                touched.append(("obj:" + run.label(value), ANY_KEY, "w"))
+        module = getattr(f, "__module__", None) or getattr(type(f), "__module__", "")
+        if module and module.split(".")[0] not in _STATELESS_MODULES and not module.startswith("lab."):
+            touched.append((f"obj:module {module}", ANY_KEY, "w"))
+        plain = isinstance(f, _PLAIN_CALLEES)
+        if not plain and not _IMMUTABLE_TYPE[type(f)]:
+            touched.append(("obj:" + run.label(f), ANY_KEY, "w"))
+        scheduler = run.scheduler
+        scheduler.access_all(touched, where, schedule=run.schedules)
+        if not touched:
+            return f(*args, **kwargs)
+        scheduler.enter_opaque(frozenset(touched))
+        try:
+            return f(*args, **kwargs)
+        finally:
+            scheduler.leave_opaque()
+
+
+def _record_shared_access(name: str, key: str, mode: str, where: tuple[str, int]) -> None:
+    """The recorder :func:`lab.hooks.note_shared_access` forwards to: outside a recorded run, or an actor, nothing."""
+    run = _active
+    if run is None or getattr(run.local, "actor", None) is None:
+        return
+    run.note((f"obj:{name}", key, mode), where)
+
+
+hooks.install_shared_access_recorder(_record_shared_access)
