@@ -20,16 +20,13 @@ from typing import Any
 import pytest
 
 import lab.engine.accesses as accesses
-import lab.scenarios.exploring as exploring
 import lab.scenarios.runner as runner
 from lab.engine.accesses import Recording
-from lab.engine.atomicity import RunPart, run_parts
 from lab.engine.footprint import Entry
 from lab.engine.instrument import InstrumentedModule, instrument_module
-from lab.engine.run import RunResult
 from lab.engine.scheduler import Scheduler
-from lab.scenarios.loader import LoadedScenario, load
 from tests.test_accesses import _record
+from tests.test_atomicity_speed_equivalence import _runs
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -193,22 +190,6 @@ PROGRAMS = [
     ROOT / "tests" / "soundness" / "nonlocal_counter.py",
     ROOT / "tests" / "soundness" / "helper_outside.py",
 ]
-
-
-def _runs(path: Path, granularity: str, monkeypatch: pytest.MonkeyPatch) -> list[RunResult]:
-    """Every run one exploration of ``path`` took, in its order."""
-    runs: list[RunResult] = []
-
-    def keep(run: RunResult) -> list[RunPart]:
-        runs.append(run)
-        return run_parts(run)
-
-    loaded = load(path)
-    assert isinstance(loaded, LoadedScenario)
-    with monkeypatch.context() as patch:
-        patch.setattr(exploring, "run_parts", keep)
-        exploring.explore_scenario(loaded, granularity=granularity)
-    return runs
 
 
 @pytest.mark.timeout(120)
