@@ -12,6 +12,7 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterator
 from types import ModuleType
+from typing import ClassVar
 
 import pytest
 
@@ -339,3 +340,54 @@ def test_only_values_that_are_always_a_new_bool_skip_the_whole_read(expression: 
 
     node = ast.parse(expression, mode="eval").body
     assert _always_bool(node) is left_out
+
+
+class TestTheModulesWalkIsReusedOnlyWhileNothingChanged:
+    """The walk of the modules' namespaces is kept across runs (module state outlives them), so it must notice any
+    change that would make a fresh walk find other objects: else an object set up afresh is first named during a
+    run, by whichever access meets it first, and names that depend on the schedule defeat the reduction."""
+
+    @staticmethod
+    def _walked(*roots: object) -> list[tuple[object, tuple[object, ...]]]:
+        from lab.engine.accesses import _Walk
+
+        walk = _Walk(frozenset({__name__}), snapshot=True)
+        walk.run([(f"root{i}", root) for i, root in enumerate(roots)])
+        return walk.parts
+
+    def test_an_untouched_walk_is_still_valid(self) -> None:
+        from lab.engine.accesses import _unchanged
+
+        class Shelf:
+            items: ClassVar[list[str]] = []
+
+        registry = {"a": [1], "shelf": Shelf}
+        assert _unchanged(self._walked(registry))
+
+    @pytest.mark.parametrize("change", ["dict value", "class attribute", "closure cell", "instance attribute", "list"])
+    def test_any_change_of_what_the_walk_went_through_is_seen(self, change: str) -> None:
+        from lab.engine.accesses import _unchanged
+
+        class Shelf:
+            items: ClassVar[list[str]] = []
+
+        holder = Shelf()
+        holder.__dict__["own"] = []
+        cell_value: list[int] = []
+
+        def reader() -> list[int]:
+            return cell_value
+
+        registry: dict[str, object] = {"a": [1], "shelf": Shelf, "reader": reader, "holder": holder, "list": [[]]}
+        parts = self._walked(registry)
+        if change == "dict value":
+            registry["a"] = [1]
+        elif change == "class attribute":
+            Shelf.items = []
+        elif change == "closure cell":
+            cell_value = []  # rebinds the cell ``reader`` closes over
+        elif change == "instance attribute":
+            holder.__dict__["own"] = []
+        else:
+            registry["list"][0] = []  # type: ignore[index]
+        assert not _unchanged(parts), change

@@ -76,6 +76,8 @@ RACY_TWINS: dict[str, str] = {
     "one_sided_lock": "counter_one_lock",
     "two_locks": "counter_one_lock",
     "split_critical_section": "single_critical_section",
+    "registry_set_up": "registry_set_up_locked",
+    "class_default_set_up": "class_default_set_up_locked",
 }
 """Each racy program and its correct twin (the same program under one lab lock, or with the race removed)."""
 

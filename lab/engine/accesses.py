@@ -275,15 +275,19 @@ class Recording:
         the run, which is what lets the atomicity check treat them as private to the step that made them.
 
         The modules' part is walked once per process and reused while every module-level name still holds the same
-        object (module state outlives runs); the scenario's part is walked every run, but it does not walk again
+        object and everything the walk went through still holds what it held (module state outlives runs, and a
+        ``setup()`` may put a fresh list in a module's dict or rebind a class attribute: reusing a stale walk would
+        leave that list to be labelled by whichever access meets it first, a label that then depends on the
+        schedule, and the reduction compares labels across runs); the scenario's part is walked every run, but it
+        does not walk again
         into the classes and functions the modules' walk went through (a scenario reaches its session class and
         every method of it): all it could find there is named already.
         """
         owners = frozenset(module.__name__ for module in modules)
         namespaces = tuple((tuple(vars(module)), tuple(vars(module).values())) for module in modules)
         cached = _module_walks.get(owners)
-        if cached is None or not _same_namespaces(cached.namespaces, namespaces):
-            walk = _Walk(owners)
+        if cached is None or not _same_namespaces(cached.namespaces, namespaces) or not _unchanged(cached.parts):
+            walk = _Walk(owners, snapshot=True)
             found = walk.run(
                 [
                     (f"{module.__name__}.{name}", value)
@@ -292,7 +296,9 @@ class Recording:
                     if not name.startswith("__")
                 ]
             )
-            cached = _module_walks[owners] = _ModuleWalk(namespaces, found, walk.expanded if walk.complete else {})
+            cached = _module_walks[owners] = _ModuleWalk(
+                namespaces, found, walk.expanded if walk.complete else {}, walk.parts
+            )
         if self._labels or not self._keep_kept(cached):
             for obj, path in cached.found:
                 if id(obj) not in self._labels:
@@ -507,6 +513,8 @@ class _ModuleWalk:
     namespaces: tuple[tuple[tuple[str, ...], tuple[object, ...]], ...]
     found: list[tuple[object, str]]
     expanded: dict[int, tuple[int, object]]
+    parts: list[tuple[object, tuple[object, ...]]]
+    """Each object the walk went through, with what it held then (see :func:`_parts`)."""
     kept: _Kept | None = None
     """Labelling ``found`` in an empty recording, worked out once (see :meth:`Recording._keep_kept`)."""
 
@@ -544,6 +552,8 @@ class _Walk:
 
     ``expanded`` (an earlier walk's :attr:`expanded`) names classes and functions already gone through, each at a
     depth: one met again no shallower is not gone through twice (the object is kept, so its id stays its own).
+    With ``snapshot``, :attr:`parts` keeps what each object gone through held, so that a later run can tell whether
+    the same walk would find the same objects without walking again.
     """
 
     def __init__(
@@ -551,12 +561,17 @@ class _Walk:
         owners: frozenset[str],
         known: dict[int, str] | None = None,
         expanded: dict[int, tuple[int, object]] | None = None,
+        *,
+        snapshot: bool = False,
     ) -> None:
         self._owners = owners
         self._known = known if known is not None else {}
         self._before = expanded if expanded is not None else {}
+        self._snapshot = snapshot
         self.expanded: dict[int, tuple[int, object]] = {}
         """id -> (depth, object) of each class, function or method wrapper this walk went through."""
+        self.parts: list[tuple[object, tuple[object, ...]]] = []
+        """With ``snapshot``: each object gone through, and :func:`_parts` of it at the time."""
         self.complete = True
         """False when the walk stopped at its limit with objects still to go through."""
 
@@ -579,6 +594,8 @@ class _Walk:
             sort = sorts[kind]
             if sort is _Sort.PASS:
                 continue
+            if self._snapshot:
+                self.parts.append((obj, _parts(obj)))
             children: list[tuple[str, object]]
             if sort is _Sort.WRAPPER:
                 children = [(path, obj.__func__)]  # type: ignore[attr-defined]
@@ -679,6 +696,62 @@ def _held_by_code(path: str, obj: object) -> list[tuple[str, object]]:
         if function is not None:
             found.append((f"{path}.__func__", function))
     return found
+
+
+_EMPTY_CELL = object()
+
+
+def _parts(obj: object) -> tuple[object, ...]:
+    """Everything the walk reads of ``obj`` to find what it holds (:func:`_children`, :func:`_held_by_code`, a
+    class's dict, a wrapper's function), as one tuple compared by identity: while none of it changes, a walk through
+    ``obj`` finds the same objects under the same paths. Built with C-level copies, a handful per object; functions
+    and classes first, the most of what a modules' walk goes through."""
+    kind = type(obj)
+    if kind is types.FunctionType:
+        closure = obj.__closure__  # type: ignore[attr-defined]
+        keywords = obj.__kwdefaults__  # type: ignore[attr-defined]
+        held: tuple[object, ...] = (obj.__defaults__, keywords)  # type: ignore[attr-defined]  # a default's contents are its own parts
+        if closure:
+            held += tuple(map(_cell_value, closure))
+        if keywords:
+            held += (*keywords, *keywords.values())
+        return held
+    if isinstance(obj, type):
+        namespace = vars(obj)
+        return (*namespace, *namespace.values())
+    if isinstance(obj, dict):
+        return (*dict.keys(obj), *dict.values(obj))
+    if isinstance(obj, list | tuple | deque):
+        return tuple(obj)
+    if kind in _CODE_LIKE or isinstance(obj, staticmethod | classmethod):
+        return (getattr(obj, "__self__", None), getattr(obj, "__func__", None))
+    attributes = _own_dict(obj)
+    held = (*attributes, *attributes.values()) if isinstance(attributes, dict) else ()
+    slots = _SLOTS.get(kind)
+    if slots is None:
+        slots = _SLOTS[kind] = _slots_of(kind)
+    for _, descriptor in slots[1]:
+        try:
+            held += (descriptor.__get__(obj, kind),)
+        except AttributeError:
+            held += (_EMPTY_CELL,)
+    return held
+
+
+def _cell_value(cell: types.CellType) -> object:
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return _EMPTY_CELL
+
+
+def _unchanged(parts: list[tuple[object, tuple[object, ...]]]) -> bool:
+    """Whether every object a walk went through still holds, by identity, what it held then."""
+    for obj, held in parts:
+        now = _parts(obj)
+        if len(now) != len(held) or not all(map(operator.is_, now, held)):
+            return False
+    return True
 
 
 def _children(path: str, obj: object, depth: int) -> list[tuple[str, object, int]]:
