@@ -78,6 +78,7 @@ RACY_TWINS: dict[str, str] = {
     "split_critical_section": "single_critical_section",
     "registry_set_up": "registry_set_up_locked",
     "class_default_set_up": "class_default_set_up_locked",
+    "globals_dict": "globals_dict_locked",
 }
 """Each racy program and its correct twin (the same program under one lab lock, or with the race removed)."""
 

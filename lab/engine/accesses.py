@@ -303,8 +303,20 @@ class Recording:
             for obj, path in cached.found:
                 if id(obj) not in self._labels:
                     self._keep(obj, path)
+        for module in modules:
+            self._name_globals(module)
         for obj, path in _Walk(owners, known=self._labels, expanded=cached.expanded).run(list(roots.items())):
             self._keep(obj, path)
+
+    def _name_globals(self, module: types.ModuleType) -> None:
+        """Name a module's namespace dict as the module's globals: ``globals()["x"]``, ``module.__dict__["x"]`` and
+        ``global x`` are one piece of state, and the rewritten code records the last as (``obj:module M``, ``x``)."""
+        namespace = vars(module)
+        name = f"module {module.__name__}"
+        self._labels[id(namespace)] = name
+        self._things[id(namespace)] = "obj:" + name
+        self._instance_dicts.add(id(namespace))
+        self._alive.append(namespace)
 
     def _keep_kept(self, cached: _ModuleWalk) -> bool:
         """Label what the modules' walk found, in a recording that has labelled nothing yet, by copying what doing so
