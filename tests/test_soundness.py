@@ -79,6 +79,9 @@ RACY_TWINS: dict[str, str] = {
     "registry_set_up": "registry_set_up_locked",
     "class_default_set_up": "class_default_set_up_locked",
     "globals_dict": "globals_dict_locked",
+    "walrus_global": "walrus_global_locked",
+    "walrus_nonlocal": "walrus_nonlocal_locked",
+    "for_target_global": "for_target_global_locked",
 }
 """Each racy program and its correct twin (the same program under one lab lock, or with the race removed)."""
 

@@ -140,22 +140,23 @@ class _Rewriter(ast.NodeTransformer):
                     scope.cells[symbol_name] = f"{scope.path}.{symbol_name}"
         self._scopes.append(scope)
 
-    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST | list[ast.stmt]:
         node.decorator_list = [self.visit(d) for d in node.decorator_list]
         node.args = self.visit(node.args)
         if node.returns is not None:
             node.returns = node.returns  # annotations are not executed code worth recording
+        binding = self._name_touches([node.name], node)  # a ``def`` in a function stores a global or cell too
         self._enter(node, "function", node.name)
         try:
             node.body = self._statements(node.body)
         finally:
             self._scopes.pop()
-        return node
+        return [node, *binding] if binding else node
 
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST | list[ast.stmt]:
         return self._function(node)
 
-    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AST:
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AST | list[ast.stmt]:
         return self._function(node)
 
     def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
@@ -167,13 +168,14 @@ class _Rewriter(ast.NodeTransformer):
             self._scopes.pop()
         return node
 
-    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST | list[ast.stmt]:
+        binding = self._name_touches([node.name], node)  # a ``class`` in a function stores a global or cell too
         saved, self._scopes = self._scopes, []  # a class body is its own scope; its methods start afresh
         try:
             node.body = self._statements(node.body)
         finally:
             self._scopes = saved
-        return node
+        return [node, *binding] if binding else node
 
     def visit_arguments(self, node: ast.arguments) -> ast.AST:
         node.defaults = [self.visit(d) for d in node.defaults]
@@ -290,35 +292,67 @@ class _Rewriter(ast.NodeTransformer):
             return [ast.copy_location(s, node) for s in (first, second, third)]
         return self.generic_visit(node)
 
-    def visit_Delete(self, node: ast.Delete) -> ast.AST:
-        if self._inside:
+    def visit_Delete(self, node: ast.Delete) -> ast.AST | list[ast.stmt]:
+        if not self._inside:
+            return node
+        if not self._binds_shared_name(*node.targets):
             node.targets = [self._target(t) for t in node.targets]
-        return node
+            return node
+        # ``del a, g`` deletes left to right: one statement per target, a shared name's recorded right before
+        out: list[ast.stmt] = []
+        for target in _flat_targets(node.targets):
+            if isinstance(target, ast.Name) and self._binds_shared_name(target):
+                record = self._wrap_name_store(target, ast.Constant(None))
+                out.append(ast.copy_location(ast.Expr(record), target))
+            else:
+                target = self._target(target)
+            out.append(ast.copy_location(ast.Delete([target]), target))
+        return out
 
     def visit_For(self, node: ast.For) -> ast.AST | list[ast.stmt]:
         if not self._inside:
             return self.generic_visit(node)
         node.iter = self._whole(self.visit(node.iter))
-        node.target = self._target(node.target)
-        node.body = self._statements(node.body)
+        body = self._statements(node.body)
+        if self._binds_shared_name(node.target):
+            temp = self._temp_name()
+            store = self._store_from(node.target, temp)
+            node.target = ast.copy_location(ast.Name(temp, ast.Store()), node.target)
+            body = [*store, *body]
+        else:
+            node.target = self._target(node.target)
+        node.body = body
         node.orelse = self._statements(node.orelse)
         return node
 
     visit_AsyncFor = visit_For  # type: ignore[assignment]
 
-    def visit_With(self, node: ast.With) -> ast.AST:
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> ast.AST:
         if not self._inside:
             return self.generic_visit(node)
-        for item in node.items:
+        body = self._statements(node.body)
+        for i in reversed(range(len(node.items))):
+            item = node.items[i]
             item.context_expr = self._rt(
                 "cm", item.context_expr, self.visit(item.context_expr), self._line(item.context_expr)
             )
-            if item.optional_vars is not None:
-                item.optional_vars = self._target(item.optional_vars)
-        node.body = self._statements(node.body)
+            target = item.optional_vars
+            if target is not None and self._binds_shared_name(target):
+                # ``with m as g, n:`` stores ``g`` before entering ``n``: split the items there, so the recorded
+                # store of ``g`` stays right after entering ``m``
+                temp = self._temp_name()
+                item.optional_vars = ast.copy_location(ast.Name(temp, ast.Store()), target)
+                inner = node.items[i + 1 :]
+                if inner:
+                    body = [ast.copy_location(type(node)(inner, body), node)]
+                node.items = node.items[: i + 1]
+                body = [*self._store_from(target, temp), *body]
+            elif target is not None:
+                item.optional_vars = self._target(target)
+        node.body = body
         return node
 
-    visit_AsyncWith = visit_With  # type: ignore[assignment]
+    visit_AsyncWith = visit_With
 
     def visit_If(self, node: ast.If) -> ast.AST:
         node = self.generic_visit(node)  # type: ignore[assignment]
@@ -336,6 +370,71 @@ class _Rewriter(ast.NodeTransformer):
         node = self.generic_visit(node)  # type: ignore[assignment]
         if self._inside:
             node.test = self._whole(node.test)
+        return node
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> ast.AST:
+        node = self.generic_visit(node)  # type: ignore[assignment]
+        if not self._inside or node.name is None:
+            return node
+        name = ast.copy_location(ast.Name(node.name, ast.Store()), node)
+        if not self._binds_shared_name(name):
+            return node
+        # ``except E as g`` stores ``g`` and, leaving the handler however it leaves, stores ``None`` in it and
+        # deletes it: the handler takes a temporary, and both stores are spelt out, each recorded right before
+        temp = self._temp_name()
+        node.name = temp
+        cleanup = ast.Assign([ast.copy_location(ast.Name(name.id, ast.Store()), node)], ast.Constant(None))
+        delete = ast.Delete([ast.copy_location(ast.Name(name.id, ast.Del()), node)])
+        unbind = [
+            *self._statements([ast.copy_location(cleanup, node)]),
+            *self._statements([ast.copy_location(delete, node)]),
+        ]
+        guarded = ast.copy_location(ast.Try(node.body, [], [], unbind), node)
+        node.body = [*self._store_from(name, temp), guarded]
+        return node
+
+    def _import(self, node: ast.Import | ast.ImportFrom) -> ast.AST | list[ast.stmt]:
+        if not self._inside:
+            return node
+        bound = [_imported_name(alias) for alias in node.names]
+        if not any(self._name_kind(name)[0] for name in bound):
+            return node
+        # one statement per name, each store recorded right after it (an import runs code before it stores)
+        out: list[ast.stmt] = []
+        for alias, name in zip(node.names, bound, strict=True):
+            single = ast.copy_location(
+                ast.ImportFrom(node.module, [alias], node.level)
+                if isinstance(node, ast.ImportFrom)
+                else ast.Import([alias]),
+                node,
+            )
+            out.append(single)
+            out.extend(self._name_touches([name], node))
+        return out
+
+    def visit_Import(self, node: ast.Import) -> ast.AST | list[ast.stmt]:
+        return self._import(node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.AST | list[ast.stmt]:
+        return self._import(node)
+
+    def visit_Match(self, node: ast.Match) -> ast.AST:
+        node = self.generic_visit(node)  # type: ignore[assignment]
+        if self._inside:
+            node.subject = self._whole(node.subject)  # a pattern reads the subject's items or attributes
+        return node
+
+    def visit_match_case(self, node: ast.match_case) -> ast.AST:
+        node = self.generic_visit(node)  # type: ignore[assignment]
+        if not self._inside:
+            return node
+        captured = [name for name in _captured_names(node.pattern) if self._name_kind(name)[0]]
+        if not captured:
+            return node
+        # a pattern that matches stores its captures, then runs the guard: record them first thing in the guard
+        guard = node.guard if node.guard is not None else ast.Constant(True)
+        records = self._name_records(captured, node.pattern)  # each returns None: ``or`` goes on to the next
+        node.guard = ast.copy_location(ast.BoolOp(ast.Or(), [*records, guard]), node.pattern)
         return node
 
     # -- expressions -----------------------------------------------------------------------------------------------
@@ -371,6 +470,14 @@ class _Rewriter(ast.NodeTransformer):
             keywords,
         )
         return ast.copy_location(call, node)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.AST:
+        """``(g := v)``: a store like ``g = v`` (in a comprehension, of the enclosing function's variable, which is
+        what the comprehension's symbol table says ``g`` is)."""
+        node.value = self.visit(node.value)
+        if self._inside:
+            node.value = self._wrap_name_store(node.target, node.value)
+        return node
 
     def visit_Starred(self, node: ast.Starred) -> ast.AST:
         node.value = self.visit(node.value)
@@ -458,19 +565,60 @@ class _Rewriter(ast.NodeTransformer):
             return node
         return node
 
+    def _binds_shared_name(self, *targets: ast.expr) -> bool:
+        """True when storing to ``targets`` stores a module global or a shared closure variable (one recorded)."""
+        return any(self._name_kind(name)[0] for name in _stored_names(targets))
+
+    def _store_from(self, target: ast.expr, temp: str) -> list[ast.stmt]:
+        """``target = temp``, rewritten like any assignment: for a binding form (``for``, ``with``, ``except``)
+        whose target stores a global or shared cell, the form binds ``temp`` and this statement, right after, does
+        the store, recorded as a plain assignment's is."""
+        store = ast.copy_location(ast.Assign([target], ast.Name(temp, ast.Load())), target)
+        return self._statements([store])
+
     def _complex_name_stores(self, targets: Iterable[ast.expr], where: ast.stmt) -> list[ast.stmt]:
         """Record stores of globals and cells made through tuple or chained targets, right after the statement."""
-        out: list[ast.stmt] = []
-        for name in _stored_names(targets):
+        return self._name_touches(_stored_names(targets), where)
+
+    def _name_touches(self, names: Iterable[str], where: ast.AST) -> list[ast.stmt]:
+        """One recording statement, to run right after the store, for each of ``names`` that is a global or a
+        shared cell (at ``where``'s line: no line boundary falls between the store and its record)."""
+        return [ast.copy_location(ast.Expr(call), where) for call in self._name_records(names, where)]
+
+    def _name_records(self, names: Iterable[str], where: ast.AST) -> list[ast.expr]:
+        """The calls that record, with no scheduling point, a store just made to each of ``names`` that is a global
+        or a shared cell."""
+        out: list[ast.expr] = []
+        for name in names:
             kind, label = self._name_kind(name)
             if kind == "global":
-                call = self._rt("touch_global", where, ast.Constant(name), self._line(where))
+                out.append(self._rt("touch_global", where, ast.Constant(name), self._line(where)))
             elif kind == "cell":
-                call = self._rt("touch_cell", where, ast.Constant(label), self._line(where))
-            else:
-                continue
-            out.append(ast.copy_location(ast.Expr(call), where))
+                out.append(self._rt("touch_cell", where, ast.Constant(label), self._line(where)))
         return out
+
+
+def _flat_targets(targets: Iterable[ast.expr]) -> Iterator[ast.expr]:
+    """``del`` targets, tuples and lists opened (``del (a, b)`` deletes ``a`` then ``b``)."""
+    for target in targets:
+        if isinstance(target, ast.Tuple | ast.List):
+            yield from _flat_targets(target.elts)
+        else:
+            yield target
+
+
+def _imported_name(alias: ast.alias) -> str:
+    """The name an import binds: ``import a.b`` binds ``a``."""
+    return alias.asname or alias.name.split(".")[0]
+
+
+def _captured_names(pattern: ast.pattern) -> Iterator[str]:
+    """The names a ``case`` pattern stores when it matches."""
+    for node in ast.walk(pattern):
+        if isinstance(node, ast.MatchAs | ast.MatchStar) and node.name is not None:
+            yield node.name
+        elif isinstance(node, ast.MatchMapping) and node.rest is not None:
+            yield node.rest
 
 
 def _stored_names(targets: Iterable[ast.expr]) -> Iterator[str]:
@@ -523,7 +671,9 @@ def _module_level_assigned(tree: ast.Module) -> set[str]:
 
 
 def _rebound_names(tree: ast.Module) -> tuple[set[str], set[str]]:
-    """(names declared ``global`` somewhere, names stored anywhere other than as a parameter)."""
+    """(names declared ``global`` somewhere, names stored anywhere other than as a parameter: by assignment, by
+    ``del``, and by the binding forms that name no ``ast.Name``: ``except ... as``, ``import``, ``def``, ``class``
+    and ``case`` captures)."""
     declared: set[str] = set()
     stored: set[str] = set()
     for node in ast.walk(tree):
@@ -532,6 +682,14 @@ def _rebound_names(tree: ast.Module) -> tuple[set[str], set[str]]:
             stored.update(node.names)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             stored.add(node.id)
+        elif isinstance(node, ast.ExceptHandler) and node.name is not None:
+            stored.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            stored.update(_imported_name(alias) for alias in node.names)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            stored.add(node.name)
+        elif isinstance(node, ast.match_case):
+            stored.update(_captured_names(node.pattern))
     return declared, stored
 
 

@@ -1,0 +1,37 @@
+"""Racy: two actors call one closure that reads a ``nonlocal`` cell and stores it back with a walrus."""
+
+from lab import Scenario, acceptable, actor, forbidden
+
+
+class WalrusNonlocal(Scenario):
+    source = "soundness suite: a closure cell stored by a walrus"
+    line_modules = (__name__,)
+    outcomes = (
+        acceptable("both increments landed", count=2),
+        forbidden("an increment was lost: both read 0", count=1),
+    )
+
+    def setup(self) -> None:
+        count = 0
+
+        def bump() -> None:
+            nonlocal count
+            n = count
+            (count := n + 1)
+
+        def read() -> int:
+            return count
+
+        self.bump = bump
+        self.read = read
+
+    @actor
+    def a(self) -> None:
+        self.bump()
+
+    @actor
+    def b(self) -> None:
+        self.bump()
+
+    def observe(self) -> dict[str, int]:
+        return {"count": self.read()}
