@@ -82,6 +82,9 @@ RACY_TWINS: dict[str, str] = {
     "walrus_global": "walrus_global_locked",
     "walrus_nonlocal": "walrus_nonlocal_locked",
     "for_target_global": "for_target_global_locked",
+    "passed_bound_method": "passed_bound_method_locked",
+    "key_bound_method": "key_bound_method_locked",
+    "partial_method": "partial_method_locked",
 }
 """Each racy program and its correct twin (the same program under one lab lock, or with the race removed)."""
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import enum
+import functools
 import operator
 import types
 from collections import defaultdict, deque
@@ -1146,6 +1147,9 @@ class ModuleRuntime:
         elif isinstance(f, type):
             kind = run._kinds.get(f)
         else:  # a callable object: classified by its type
+            if callee is _PARTIAL or (isinstance(f, _PARTIAL) and callee.__call__ is _PARTIAL.__call__):
+                # calling a partial is calling its function with its arguments and keywords first: charged so
+                return self.call(line, f.func, *f.args, *args, **{**f.keywords, **kwargs})
             kind = run._kinds.get(callee)
         if kind is None:
             kind = run.classify(f)
@@ -1156,7 +1160,10 @@ class ModuleRuntime:
         things, steps = run._things, run._steps
         if kind == _Kind.READS:
             for value in (*args, *kwargs.values()) if kwargs else args:
-                if not _IMMUTABLE_TYPE[type(value)] and not isinstance(value, _CLASS_OR_MODULE):
+                if type(value) in _CARRIERS:  # a callable passed along: the callee may call it
+                    for entry in _passed_entries(run, value):
+                        run.note(entry, where)
+                elif not _IMMUTABLE_TYPE[type(value)] and not isinstance(value, _CLASS_OR_MODULE):
                     thing = things.get(id(value))
                     if run.schedules:
                         run.access(value, ANY_KEY, "r", where)
@@ -1174,7 +1181,10 @@ class ModuleRuntime:
             if receiver is None or isinstance(receiver, _CLASS_OR_MODULE):
                 receiver, others = (args[0], args[1:]) if args else (None, ())
             for value in (*others, *kwargs.values()) if kwargs else others:
-                if not _IMMUTABLE_TYPE[type(value)]:
+                if type(value) in _CARRIERS:  # a callable passed along: the callee may call it
+                    for entry in _passed_entries(run, value):
+                        run.note(entry, where)
+                elif not _IMMUTABLE_TYPE[type(value)]:
                     thing = things.get(id(value))
                     if run.schedules:
                         run.access(value, ANY_KEY, "r", where)
@@ -1217,11 +1227,13 @@ class ModuleRuntime:
     ) -> Any:
         touched: list[Entry] = []
         for value in (receiver, *args, *kwargs.values()):
-            if value is not None and not _IMMUTABLE_TYPE[type(value)]:
+            if type(value) in _CARRIERS:  # a callable passed along: code the lab cannot see may do anything to it
+                touched.extend((thing, key, "w") for thing, key, _mode in _passed_entries(run, value))
+            elif value is not None and not _IMMUTABLE_TYPE[type(value)]:
                 touched.append(("obj:" + run.label(value), ANY_KEY, "w"))
-        module = getattr(f, "__module__", None) or getattr(type(f), "__module__", "")
-        if module and module.split(".")[0] not in _STATELESS_MODULES and not module.startswith("lab."):
-            touched.append((f"obj:module {module}", ANY_KEY, "w"))
+        module = _module_state(f)
+        if module is not None:
+            touched.append(module)
         plain = isinstance(f, _PLAIN_CALLEES)
         if not plain and not _IMMUTABLE_TYPE[type(f)]:
             touched.append(("obj:" + run.label(f), ANY_KEY, "w"))
@@ -1234,6 +1246,61 @@ class ModuleRuntime:
             return f(*args, **kwargs)
         finally:
             scheduler.leave_opaque()
+
+
+_PARTIAL = functools.partial
+_CARRIERS = frozenset({types.BuiltinFunctionType, types.MethodType, types.MethodWrapperType, functools.partial})
+"""Callables that hold state their call touches (a bound method's receiver, what a partial holds): passed as an
+argument, such a value is not data read whole (most of these types count as immutable) but a call the callee may
+make, charged as :func:`_passed_entries` says."""
+
+
+def _passed_entries(run: Recording, f: Any) -> list[Entry]:
+    """What calling ``f``, a callable passed as an argument, may touch of the state ``f`` itself holds, charged as
+    :meth:`ModuleRuntime.call` would charge the call: the receiver of a built-in method, read by a read-only
+    method and written by any other; for a method the lab cannot see, its receiver and its module's state
+    written; for a partial, what its function holds and its arguments (read by a function that only reads them,
+    else written). Code under test records its own accesses when called, and a built-in that only reads its
+    arguments holds nothing: both charge nothing here."""
+    found: list[Entry] = []
+    if isinstance(f, _PARTIAL):
+        func = f.func
+        found.extend(_passed_entries(run, func))
+        kind = run.classify(func)
+        if kind == _Kind.TRANSPARENT:
+            return found
+        mode = "r" if kind in (_Kind.READS, _Kind.METHOD_READS) else "w"
+        for value in (*f.args, *f.keywords.values()):
+            if type(value) in _CARRIERS:
+                found.extend(_passed_entries(run, value))
+            elif not _IMMUTABLE_TYPE[type(value)] and not isinstance(value, _CLASS_OR_MODULE):
+                found.append(("obj:" + run.label(value), ANY_KEY, mode))
+        return found
+    kind = run.classify(f)
+    if kind == _Kind.TRANSPARENT or kind == _Kind.READS:
+        return found
+    receiver = getattr(f, "__self__", None)
+    if receiver is not None and not _IMMUTABLE_TYPE[type(receiver)]:
+        if kind == _Kind.OPAQUE:
+            found.append(("obj:" + run.label(receiver), ANY_KEY, "w"))
+        elif not isinstance(receiver, _CLASS_OR_MODULE):  # a built-in method bound to a class takes its receiver
+            found.append(("obj:" + run.label(receiver), ANY_KEY, "r" if kind == _Kind.METHOD_READS else "w"))
+    if kind == _Kind.OPAQUE:
+        module = _module_state(f)
+        if module is not None:
+            found.append(module)
+        if not isinstance(f, _PLAIN_CALLEES) and not _IMMUTABLE_TYPE[type(f)]:  # a callable object (a partial's)
+            found.append(("obj:" + run.label(f), ANY_KEY, "w"))
+    return found
+
+
+def _module_state(f: Any) -> Entry | None:
+    """The state of the module that defines ``f``, which a call of ``f`` the lab cannot see may change: none for
+    the lab's own modules and for modules that keep no state (``json``, ``math``, ...)."""
+    module = getattr(f, "__module__", None) or getattr(type(f), "__module__", "")
+    if module and module.split(".")[0] not in _STATELESS_MODULES and not module.startswith("lab."):
+        return (f"obj:module {module}", ANY_KEY, "w")
+    return None
 
 
 def _record_shared_access(name: str, key: str, mode: str, where: tuple[str, int]) -> None:
