@@ -85,6 +85,11 @@ RACY_TWINS: dict[str, str] = {
     "passed_bound_method": "passed_bound_method_locked",
     "key_bound_method": "key_bound_method_locked",
     "partial_method": "partial_method_locked",
+    "loop_pop": "loop_pop_locked",
+    "genexpr_pop": "genexpr_pop_locked",
+    "map_callback": "map_callback_locked",
+    "dict_view": "dict_view_locked",
+    "dict_iterator": "dict_iterator_locked",
 }
 """Each racy program and its correct twin (the same program under one lab lock, or with the race removed)."""
 

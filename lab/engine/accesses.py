@@ -19,8 +19,10 @@ the whole run and the object is kept alive meanwhile, so an identity is never re
 
 Calls are classified once per callee. Code under test records its own accesses; the lab's primitives are scheduling
 points with their own footprints; C functions that only read (``len``, ``sorted``, ``dict.get``) read their
-arguments; anything else the lab cannot see -- a C method that mutates (``list.append``), a function of a module not
-under test -- counts as a write of its receiver and of every mutable argument, for as long as the call lasts.
+arguments (and when one returns a lazy object -- an iterator, a ``map``, a dict view -- each later use of it reads
+them again, see :meth:`Recording.derive`); anything else the lab cannot see -- a C method that mutates
+(``list.append``), a function of a module not under test -- counts as a write of its receiver and of every mutable
+argument, for as long as the call lasts.
 
 Outside a recorded run (no :class:`Recording` active, or a thread that is not an actor) every function here is a
 plain pass-through, so instrumented code behaves exactly like the original.
@@ -249,6 +251,8 @@ class Recording:
         self._instance_dicts: set[int] = set()
         self._alive: list[object] = []
         self._counters: dict[str, int] = {}
+        self._derived: dict[int, _Derived] = {}
+        """id of a lazy object made by a built-in (an iterator, a ``map``, a dict view) -> what using it touches."""
         codes = frozenset(instrumented)  # the same frozenset every run of a scenario: its hash is computed once
         kinds = _KINDS.get(codes)
         if kinds is None or len(kinds) > _KINDS_KEPT:
@@ -263,6 +267,7 @@ class Recording:
         self._labels.clear()
         self._things.clear()
         self._instance_dicts.clear()
+        self._derived.clear()
 
     # -- labels ----------------------------------------------------------------------------------------------------
 
@@ -427,6 +432,73 @@ class Recording:
         else:
             self._steps.accessed(entry, where)
 
+    def derive(self, lazy: object, sources: tuple[Any, ...]) -> None:
+        """``lazy`` (an iterator, a ``map``, a dict view: see :data:`_LAZY_KIND`) was made by a built-in from
+        ``sources`` and reads them only later, as it is used: remember what each use touches (see :class:`_Derived`).
+
+        Flattened: a lazy object over a lazy object derives from the latter's sources too, so using the outer one
+        touches the containers at the root. An iterator among the sources is advanced by each use (a write of it);
+        anything else is read. ``lazy`` is kept alive for the run, so its id stays its own."""
+        entries: list[Entry] = []
+        calls_back = False
+        derived, things = self._derived, self._things
+        for value in sources:
+            kind = type(value)
+            if _IMMUTABLE_TYPE[kind]:
+                if kind is types.FunctionType or kind is types.MethodType:
+                    calls_back = True  # code applied to each item: C reads straddle the steps it may open
+                elif kind is types.BuiltinMethodType:  # a built-in's method applied to each item: ``map(d.get, ks)``
+                    owner = value.__self__
+                    if not _IMMUTABLE_TYPE[type(owner)] and not isinstance(owner, _CLASS_OR_MODULE):
+                        thing = things.get(id(owner)) or "obj:" + self.label(owner)
+                        writes = value.__name__ not in _READ_ONLY_METHODS
+                        entries.append((thing, ANY_KEY, "w" if writes else "r"))
+                continue
+            if isinstance(value, _CLASS_OR_MODULE):
+                continue
+            lazy_kind = _LAZY_KIND[kind]
+            earlier = derived.get(id(value)) if derived else None
+            if earlier is not None:
+                entries.extend(earlier.entries)
+                calls_back = calls_back or earlier.calls_back
+            elif lazy_kind == _ITERATOR or callable(value):
+                calls_back = True  # a generator or a callable object may run code under test, mid-use
+            thing = things.get(id(value)) or "obj:" + self.label(value)
+            entries.append((thing, ANY_KEY, "w" if lazy_kind == _ITERATOR else "r"))
+        if entries:
+            self._alive.append(lazy)
+            before = derived.get(id(lazy))  # ``iter(it)`` is ``it``; ``d.get(k)`` may return a stored iterator
+            if before is not None:
+                entries.extend(before.entries)
+                calls_back = calls_back or before.calls_back
+            unique = tuple(dict.fromkeys(entries))
+            derived[id(lazy)] = _Derived(unique, calls_back, frozenset(unique))
+
+    def use_derived(self, values: tuple[Any, ...], where: tuple[str, int]) -> frozenset[Entry] | None:
+        """Some of ``values`` may be lazy objects (see :meth:`derive`): record what using them touches, now. Returns
+        that footprint when using them may call back into code under test (a ``map`` over a lambda, a ``filter`` over
+        a generator), whose steps the C code's later reads then straddle: the caller holds it open across the call
+        (:meth:`Scheduler.enter_opaque`). ``None`` when no value is lazy or none calls back."""
+        derived = self._derived
+        touched: list[Entry] = []
+        calls_back = False
+        for value in values:
+            got = derived.get(id(value))
+            if got is not None:
+                touched.extend(got.entries)
+                calls_back = calls_back or got.calls_back
+        if not touched:
+            return None
+        if self.schedules:
+            self.scheduler.access_all(touched, where, schedule=True)
+        else:
+            steps = self._steps
+            for entry in touched:
+                if not steps.closed:
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
+        return frozenset(touched) if calls_back else None
+
     def classify(self, f: object) -> int:
         """How a call of ``f`` touches shared state (cached per function, per built-in and name, or per type)."""
         key = _kind_key(f)
@@ -503,6 +575,40 @@ _KINDS_KEPT = 4096
 """At most this many per set: functions made afresh in every run would otherwise pile up."""
 
 _active: Recording | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Derived:
+    """What using a lazy object touches: a read of each container it reads from, a write of each iterator it
+    advances (see :meth:`Recording.derive`)."""
+
+    entries: tuple[Entry, ...]
+    calls_back: bool
+    """Whether using it may run code under test (a function it applies, a generator it advances) between its reads."""
+    footprint: frozenset[Entry]
+
+
+_NOT_LAZY, _VIEW, _ITERATOR = 0, 1, 2
+_VIEW_TYPES = frozenset({type({}.keys()), type({}.values()), type({}.items())})
+
+
+class _LazyKinds(dict[type, int]):
+    """Type -> whether a built-in's result of this type reads its sources only later, as it is used: a dict view
+    (:data:`_VIEW`: a read of the dict each time) or an iterator (:data:`_ITERATOR`: ``iter``, ``enumerate``,
+    ``map``, ``filter``, ``zip``, ``reversed``, itertools, a container's ``__iter__``), else :data:`_NOT_LAZY`."""
+
+    def __missing__(self, kind: type) -> int:
+        if kind in _VIEW_TYPES:
+            lazy = _VIEW
+        elif callable(getattr(kind, "__next__", None)):
+            lazy = _ITERATOR
+        else:
+            lazy = _NOT_LAZY
+        self[kind] = lazy
+        return lazy
+
+
+_LAZY_KIND = _LazyKinds()
 
 
 @dataclass(frozen=True)
@@ -1036,7 +1142,22 @@ class ModuleRuntime:
                     entry = (thing, ANY_KEY, "r")
                     steps.current.add(entry)
                     steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
+            if run._derived:
+                run.use_derived((value,), (self._file, line))  # ``k in d.keys()``: a read of ``d`` too
         return value
+
+    def it(self, iterable: Any, line: int) -> Any:
+        """The iterable of a ``for`` loop or of a comprehension's ``for`` clause: ``iter(iterable)``, made at once
+        (where Python's own ``GET_ITER`` runs, raising what it raises). Inside a recorded actor, and unless the
+        iterable cannot change (a tuple, a string, a range), an iterator that records each step of the loop as it
+        is taken (see :class:`_Iteration`): a loop reads its container at every iteration, not once at its start,
+        so another actor's write between two iterations (a ``pop`` that makes it skip an item, an insertion that
+        breaks a dict's iteration) conflicts with the loop's next step."""
+        iterator = iter(iterable)
+        run = _active
+        if run is None or _IMMUTABLE_TYPE[type(iterable)] or getattr(run.local, "actor", None) is None:
+            return iterator
+        return _Iteration(run, iterable, iterator, (self._file, line))
 
     def cm(self, manager: Any, line: int) -> Any:
         """A ``with`` item: a context manager the lab cannot see writes itself on entry and exit."""
@@ -1174,7 +1295,12 @@ class ModuleRuntime:
                             entry = (thing, ANY_KEY, "r")
                             steps.current.add(entry)
                             steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
-            return f(*args, **kwargs)
+            if run._derived:
+                return self._lazy_call(run, f, args, kwargs, (*args, *kwargs.values()) if kwargs else args, where)
+            result = f(*args, **kwargs)
+            if _LAZY_KIND[type(result)]:
+                run.derive(result, (*args, *kwargs.values()) if kwargs else args)
+            return result
         receiver = getattr(f, "__self__", None)
         if kind != _Kind.OPAQUE:  # a method of a built-in type, that reads or writes its receiver
             others = args
@@ -1207,7 +1333,13 @@ class ModuleRuntime:
                         entry = (thing, ANY_KEY, mode)
                         steps.current.add(entry)
                         steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
-            return f(*args, **kwargs)
+            used = (receiver, *others, *kwargs.values()) if kwargs else (receiver, *others)
+            if run._derived:
+                return self._lazy_call(run, f, args, kwargs, used, where)
+            result = f(*args, **kwargs)
+            if _LAZY_KIND[type(result)]:
+                run.derive(result, used)
+            return result
         # getattr and the like are classified opaque (none is a pure built-in): by name, they touch one attribute
         by_name = f is builtins.getattr or f is builtins.hasattr or f is builtins.setattr or f is builtins.delattr
         if by_name and len(args) >= 2 and type(args[1]) is str and not _IMMUTABLE_TYPE[type(args[0])]:
@@ -1215,6 +1347,32 @@ class ModuleRuntime:
             run.access(args[0], args[1], mode, where)
             return f(*args, **kwargs)
         return self._opaque(run, f, receiver, args, kwargs, where)
+
+    def _lazy_call(
+        self,
+        run: Recording,
+        f: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        used: tuple[Any, ...],
+        where: tuple[str, int],
+    ) -> Any:
+        """A call of a built-in that reads (or a built-in method), in a run that has made lazy objects: one passed
+        (``list(map(...))``, ``len(d.keys())``) reads its sources too, for as long as the call lasts when it may call
+        back into code under test; a lazy result remembers its sources (see :meth:`Recording.derive`)."""
+        held = run.use_derived(used, where)
+        if held is None:
+            result = f(*args, **kwargs)
+        else:
+            scheduler = run.scheduler
+            scheduler.enter_opaque(held)
+            try:
+                result = f(*args, **kwargs)
+            finally:
+                scheduler.leave_opaque()
+        if _LAZY_KIND[type(result)]:
+            run.derive(result, used)
+        return result
 
     def _opaque(
         self,
@@ -1237,6 +1395,12 @@ class ModuleRuntime:
         plain = isinstance(f, _PLAIN_CALLEES)
         if not plain and not _IMMUTABLE_TYPE[type(f)]:
             touched.append(("obj:" + run.label(f), ANY_KEY, "w"))
+        derived = run._derived
+        if derived:  # ``next(iterator)``: what the lazy objects passed read (a write of each is recorded above)
+            for value in (receiver, *args, *kwargs.values()):
+                got = derived.get(id(value))
+                if got is not None:
+                    touched.extend(got.entries)
         scheduler = run.scheduler
         scheduler.access_all(touched, where, schedule=run.schedules)
         if not touched:
@@ -1301,6 +1465,57 @@ def _module_state(f: Any) -> Entry | None:
     if module and module.split(".")[0] not in _STATELESS_MODULES and not module.startswith("lab."):
         return (f"obj:module {module}", ANY_KEY, "w")
     return None
+
+
+class _Iteration:
+    """A loop's iterator inside a recorded run (:meth:`ModuleRuntime.it`): each ``__next__`` records, in the step
+    that takes it, a read of the container iterated (a write of the iterable when it is itself an iterator:
+    advancing it changes it) and what the lazy object iterated reads or advances (see :meth:`Recording.derive`),
+    then takes the next item. The last one, that ends the loop, too: it reads the container's length. At instruction
+    granularity each is a scheduling point, as every access is. When taking an item may run code under test between
+    the lazy object's reads (a ``map`` of a lambda, a ``filter`` over a generator), those reads are held open for as
+    long as it runs (:meth:`Scheduler.enter_opaque`)."""
+
+    __slots__ = ("_entries", "_held", "_iterator", "_run", "_where")
+
+    def __init__(self, run: Recording, iterable: Any, iterator: Any, where: tuple[str, int]) -> None:
+        self._run = run
+        self._iterator = iterator
+        self._where = where
+        thing = run._things.get(id(iterable)) or "obj:" + run.label(iterable)
+        own: Entry = (thing, ANY_KEY, "w" if iterator is iterable else "r")
+        derived = run._derived.get(id(iterable)) if run._derived else None
+        if derived is None:
+            self._entries: tuple[Entry, ...] = (own,)
+            self._held: frozenset[Entry] | None = None
+        else:
+            self._entries = tuple(dict.fromkeys((own, *derived.entries)))
+            self._held = derived.footprint if derived.calls_back else None
+
+    def __iter__(self) -> _Iteration:
+        return self
+
+    def __next__(self) -> Any:
+        run = self._run
+        if run is not _active or getattr(run.local, "actor", None) is None:
+            return next(self._iterator)
+        if run.schedules:
+            run.scheduler.access_all(list(self._entries), self._where, schedule=True)
+        else:
+            steps = run._steps  # StepLog.accessed, inline (see StepLog on why no call)
+            for entry in self._entries:
+                if not steps.closed:
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, self._where, steps.locks))
+        held = self._held
+        if held is None:
+            return next(self._iterator)
+        scheduler = run.scheduler
+        scheduler.enter_opaque(held)
+        try:
+            return next(self._iterator)
+        finally:
+            scheduler.leave_opaque()
 
 
 def _record_shared_access(name: str, key: str, mode: str, where: tuple[str, int]) -> None:

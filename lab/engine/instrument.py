@@ -20,7 +20,9 @@ What is rewritten, inside function bodies (module and class bodies have already 
 - a module global the module ever assigns, and closure variables that are ever re-bound: read through
   ``rt.rg``/``rt.rc``, written through ``rt.wg``/``rt.wc``;
 - ``f(...)`` -> ``rt.call(line, f, ...)`` (except ``super``, ``locals`` and the like, which need their own frame);
-- values used whole -- iterated, tested for truth, compared, combined, formatted -- pass through ``rt.rv``;
+- the iterable of a ``for`` loop or comprehension clause -> ``rt.it(x, line)``, an iterator that records each
+  iteration (the container is read at every step of the loop, not once);
+- values used whole -- tested for truth, compared, combined, formatted -- pass through ``rt.rv``;
 - ``with m:`` -> ``rt.cm(m)``.
 
 Every recording function runs *immediately before* the access it describes, after the operands were evaluated, so
@@ -186,14 +188,14 @@ class _Rewriter(ast.NodeTransformer):
         self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp, kind: str
     ) -> ast.AST:
         first, *rest = node.generators
-        first.iter = self._whole(self.visit(first.iter))  # evaluated in the enclosing scope
+        first.iter = self._iterated(self.visit(first.iter), bool(first.is_async))  # evaluated in the enclosing scope
         self._enter(node, "function", kind)
         try:
             for target in node.generators:
                 target.target = self._target(target.target)
                 target.ifs = [self._whole(self.visit(test)) for test in target.ifs]
             for generator in rest:
-                generator.iter = self._whole(self.visit(generator.iter))
+                generator.iter = self._iterated(self.visit(generator.iter), bool(generator.is_async))
             for name in ("elt", "key", "value"):
                 if hasattr(node, name):
                     setattr(node, name, self.visit(getattr(node, name)))
@@ -312,7 +314,7 @@ class _Rewriter(ast.NodeTransformer):
     def visit_For(self, node: ast.For) -> ast.AST | list[ast.stmt]:
         if not self._inside:
             return self.generic_visit(node)
-        node.iter = self._whole(self.visit(node.iter))
+        node.iter = self._iterated(self.visit(node.iter), isinstance(node, ast.AsyncFor))
         body = self._statements(node.body)
         if self._binds_shared_name(node.target):
             temp = self._temp_name()
@@ -518,6 +520,13 @@ class _Rewriter(ast.NodeTransformer):
         if not self._inside or isinstance(node, ast.Constant | ast.JoinedStr) or _always_bool(node):
             return node
         return self._rt("rv", node, node, self._line(node))
+
+    def _iterated(self, node: ast.expr, is_async: bool) -> ast.expr:
+        """The iterable of a ``for``: ``rt.it``, which records every step of the loop, not only its start (an ``async
+        for`` iterates through ``__aiter__``, which ``iter`` cannot stand for: read whole once, as before)."""
+        if is_async or not self._inside or isinstance(node, ast.Constant):
+            return self._whole(node)
+        return self._rt("it", node, node, self._line(node))
 
     def _key(self, node: ast.expr) -> ast.expr:
         if isinstance(node, ast.Slice):
