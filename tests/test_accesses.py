@@ -130,6 +130,29 @@ def through_wrappers(d):
     put = d.__setitem__
     size()
     put("k", 1)
+
+
+def loop_sum(items):
+    total = 0
+    for x in items:
+        total += x
+    return total
+
+
+def keys_then_len(d):
+    keys = d.keys()
+    return len(keys)
+
+
+def lazy_results(box):
+    pairs = list(enumerate(x for x in box.items))
+    kept = [y for ys in [box.items, box.items] for y in filter(None, ys)]
+    return pairs, kept, list(zip(box.items, map(str, box.items))), sorted(reversed(box.items))
+
+
+def loop_over(value):
+    for _ in value:
+        pass
 """
 
 
@@ -271,6 +294,50 @@ class TestWhatIsRecorded:
         box = module.Box()
         found = _entries(_record(program, lambda: module.opaque(box)))
         assert any(key == "*" and mode == "w" and "items" in thing for thing, key, mode in found), found
+
+
+@pytest.mark.timeout(30)
+class TestLazyReads:
+    def test_a_loop_reads_its_list_at_every_iteration_and_at_its_end(
+        self, program: tuple[ModuleType, InstrumentedModule]
+    ) -> None:
+        module, _ = program
+        items = [1, 2, 3]
+        accesses = _record(program, lambda: module.loop_sum(items))
+        reads = [a for a in accesses if a.entry[2] == "r" and a.entry[1] == "*" and "list" in a.entry[0]]
+        assert len(reads) == 4, accesses  # three items, then the read that ends the loop
+
+    def test_a_dict_view_reads_its_dict_where_it_is_used(self, program: tuple[ModuleType, InstrumentedModule]) -> None:
+        module, _ = program
+        d = {"x": 1}
+        accesses = _record(program, lambda: module.keys_then_len(d))
+        made = accesses[0]  # d.keys(): a read of d
+        lines = {a.where[1] for a in accesses if a.entry == made.entry}
+        assert len(lines) == 2, accesses  # where the view is made, and where len() uses it
+
+    def test_lazy_results_are_what_the_original_computes(self, program: tuple[ModuleType, InstrumentedModule]) -> None:
+        module, _ = program
+        expected = module.lazy_results(module.Box())
+        results: list[object] = []
+        _record(program, lambda: results.append(module.lazy_results(module.Box())))
+        assert results == [expected]
+
+    def test_a_loop_over_what_is_not_iterable_raises_what_python_raises(
+        self, program: tuple[ModuleType, InstrumentedModule]
+    ) -> None:
+        module, _ = program
+        with pytest.raises(TypeError) as original:
+            module.loop_over(3)
+        errors: list[BaseException] = []
+
+        def body() -> None:
+            try:
+                module.loop_over(3)
+            except TypeError as error:
+                errors.append(error)
+
+        _record(program, body)
+        assert [str(e) for e in errors] == [str(original.value)]
 
 
 @pytest.mark.timeout(30)
