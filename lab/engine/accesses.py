@@ -965,24 +965,32 @@ class _ClassPart(enum.IntEnum):
     SLOT = 2  # a slot's member descriptor: the value lives in the instance, the class holds only the descriptor
     UNLESS_SHADOWED = 3  # a plain value or a non-data descriptor: read only when the instance's dict lacks the name
     ALWAYS = 4  # a data descriptor (a property, say): it runs whatever the instance holds
+    CLASS = 5  # ``obj`` is a class and its metaclass has no data descriptor ``name``: the class's own MRO decides
+    SUPER = 6  # ``obj`` is a ``super()`` proxy: the MRO of the instance's class after ``__thisclass__`` decides
 
 
 _METHOD_PART, _ALWAYS_PART, _UNLESS_SHADOWED_PART = _ClassPart.METHOD, _ClassPart.ALWAYS, _ClassPart.UNLESS_SHADOWED
+_CLASS_PART, _SUPER_PART = _ClassPart.CLASS, _ClassPart.SUPER
 """The members ``ga`` compares with, looked up once (not through the enum class on every read)."""
 
-_owners: dict[tuple[type, str], tuple[type | None, _ClassPart]] = {}
+_IMMUTABLE_CLASS = 1 << 8
+"""``Py_TPFLAGS_IMMUTABLETYPE``: a class no code can give an attribute (``object``, ``dict``...), so no store can
+shadow a name behind it: a lookup that passes it need not read it."""
+
+_owners: dict[tuple[type, str], tuple[type | None, _ClassPart, tuple[type, ...]]] = {}
 
 
-def _attribute_owner(obj: object, name: str) -> tuple[type | None, _ClassPart]:
-    """The class in ``obj``'s MRO whose namespace defines ``name``, found statically (no descriptor runs), and what
-    a read of ``obj.name`` reads of it.
+def _attribute_owner(obj: object, name: str) -> tuple[type | None, _ClassPart, tuple[type, ...]]:
+    """The class in ``obj``'s MRO whose namespace defines ``name``, found statically (no descriptor runs), what a
+    read of ``obj.name`` reads of it, and the classes such a read searches (see :func:`_lookup_path`), whose ``name``
+    it therefore reads: a class before the owner that gains ``name`` would shadow it.
 
     Cached per (type, name); any attribute store on a class clears the cache (:meth:`ModuleRuntime.sa`)."""
     kind = type(obj)
     found = _owners.get((kind, name))
     if found is not None:
         return found
-    owner = next((klass for klass in kind.__mro__ if name in klass.__dict__), None)
+    owner, path = _lookup_path(kind.__mro__, name)
     part = _ClassPart.NONE
     if owner is not None:
         descriptor = type(owner.__dict__[name])
@@ -994,7 +1002,64 @@ def _attribute_owner(obj: object, name: str) -> tuple[type | None, _ClassPart]:
             part = _ClassPart.ALWAYS
         else:
             part = _ClassPart.UNLESS_SHADOWED
-    found = _owners[(kind, name)] = (owner, part)
+    if issubclass(kind, type) and part != _ClassPart.ALWAYS:
+        part = _ClassPart.CLASS  # type.__getattribute__ searches the class's MRO before the metaclass's
+    elif issubclass(kind, super) and owner is None:
+        part = _ClassPart.SUPER
+    found = _owners[(kind, name)] = (owner, part, path if part in _CLASS_VALUE_PARTS else ())
+    return found
+
+
+_CLASS_VALUE_PARTS = frozenset({_ClassPart.ALWAYS, _ClassPart.UNLESS_SHADOWED})
+"""The parts whose read takes its value from the owner's namespace, so from whichever class first defines ``name``.
+(A method or a slot descriptor shadowed later is a documented limit: re-binding a method, replacing a slot.)"""
+
+
+def _lookup_path(mro: tuple[type, ...], name: str) -> tuple[type | None, tuple[type, ...]]:
+    """The first class in ``mro`` that defines ``name`` (``None`` if none does), and the classes whose ``name`` a
+    lookup along ``mro`` reads: each one searched (up to and including that owner, or all when none defines it)
+    that some store could give ``name`` (built-in classes cannot take an attribute). A store to any of them changes
+    what the lookup finds."""
+    path: list[type] = []
+    for klass in mro:
+        if name in klass.__dict__:
+            path.append(klass)
+            return klass, tuple(path)
+        if not klass.__flags__ & _IMMUTABLE_CLASS:
+            path.append(klass)
+    return None, tuple(path)
+
+
+_class_lookups: dict[tuple[object, ...], tuple[type, ...]] = {}
+"""(class, name) for ``Class.name``, (instance's class, ``__thisclass__``, name) for ``super().name`` -> the classes
+that lookup reads (:func:`_class_lookup`, :func:`_super_lookup`); cleared with :data:`_owners`."""
+
+
+def _class_lookup(cls: type, name: str) -> tuple[type, ...]:
+    """The classes ``cls.name`` reads besides ``cls`` itself: the others of its MRO up to the one that defines
+    ``name`` (none for a method: re-binding one is a documented limit)."""
+    owner, path = _lookup_path(cls.__mro__, name)
+    if owner is not None and type(owner.__dict__[name]) in _METHODS:
+        path = ()
+    found = _class_lookups[(cls, name)] = tuple(klass for klass in path if klass is not cls)
+    return found
+
+
+def _super_lookup(proxy: Any, name: str) -> tuple[type, ...]:
+    """The classes ``super().name`` reads: the MRO of the instance's class after ``__thisclass__``, up to the one
+    that defines ``name`` (none for a method, as in :func:`_class_lookup`)."""
+    start: type | None = proxy.__self_class__
+    this: type = proxy.__thisclass__
+    if start is None:
+        return ()  # an unbound super() proxy: it reads nothing through an MRO
+    found = _class_lookups.get((start, this, name))
+    if found is not None:
+        return found
+    mro = start.__mro__
+    owner, path = _lookup_path(mro[mro.index(this) + 1 :] if this in mro else (), name)
+    if owner is not None and type(owner.__dict__[name]) in _METHODS:
+        path = ()
+    found = _class_lookups[(start, this, name)] = path
     return found
 
 
@@ -1042,12 +1107,13 @@ class ModuleRuntime:
     # -- attributes -------------------------------------------------------------------------------------------------
 
     def ga(self, obj: Any, name: str, line: int) -> Any:
-        """``obj.name``: reads the attribute of this object (and of the class that defines it, if one does)."""
+        """``obj.name``: reads the attribute of this object, and of each class the lookup searches up to the one
+        that defines it (a store to any of them would change what the read finds)."""
         run = _active
         if run is not None and not _IMMUTABLE_TYPE[type(obj)] and getattr(run.local, "actor", None) is not None:
             where = (self._file, line)
             found = _owners.get((type(obj), name))
-            owner, part = found if found is not None else _attribute_owner(obj, name)
+            owner, part, path = found if found is not None else _attribute_owner(obj, name)
             if part and owner is not obj:
                 if part == _METHOD_PART:
                     # A method looked up: code, not state. (Re-binding a method while another actor calls it is
@@ -1055,14 +1121,21 @@ class ModuleRuntime:
                     return getattr(obj, name)
                 if part == _ALWAYS_PART:
                     descriptor = owner.__dict__[name]
-                    if isinstance(descriptor, property) and _opaque_getter(descriptor, run):
-                        run.access(obj, ANY_KEY, "w", where)  # a getter the lab cannot see may do anything to obj
-                    run.access(owner, name, "r", where)
-                elif part == _UNLESS_SHADOWED_PART and name not in _instance_dict(obj):
-                    run.access(owner, name, "r", where)
+                    opaque = isinstance(descriptor, property) and _opaque_getter(descriptor, run)
+                    return self._read_through(run, obj, name, path, where, opaque=obj if opaque else None)
+                if part == _UNLESS_SHADOWED_PART:
+                    if name not in _instance_dict(obj):
+                        return self._read_through(run, obj, name, path, where)
+                elif part == _CLASS_PART:
+                    if type(obj) in _ENUM_CLASSES and name in obj._member_map_:
+                        return getattr(obj, name)  # an enum's member: the enum refuses to rebind or delete it
+                    known = _class_lookups.get((obj, name))
+                    path = known if known is not None else _class_lookup(obj, name)
+                    if path:
+                        return self._read_through(run, obj, name, path, where)
+                elif part == _SUPER_PART:
+                    return self._read_super(run, obj, name, where)
                 # a slot's value is the instance's state (recorded below); what the class holds is its descriptor
-            elif type(obj) in _ENUM_CLASSES and name in obj._member_map_:
-                return getattr(obj, name)  # an enum's member: the enum refuses to rebind or delete it
             # Recording.access inline, for the commonest access of all (see StepLog on why no call)
             thing = run._things.get(id(obj))
             steps = run._steps
@@ -1082,6 +1155,44 @@ class ModuleRuntime:
             return value
         return getattr(obj, name)
 
+    @staticmethod
+    def _read_through(
+        run: Recording,
+        obj: Any,
+        name: str,
+        classes: tuple[type, ...],
+        where: tuple[str, int],
+        *,
+        own: bool = True,
+        opaque: object = None,
+    ) -> Any:
+        """``obj.name`` read through ``classes`` (and ``obj``'s own attribute unless not ``own``): one operation,
+        so its reads are one scheduling point (instruction granularity) right before the lookup, and a store to any
+        of them is ordered before or after the whole lookup, as it happens. ``opaque``: an object that a getter the
+        lab cannot see may change whole."""
+        things = run._things
+        entries = [(things.get(id(klass)) or "obj:" + run.label(klass), name, "r") for klass in classes]
+        if own:
+            entries.append((things.get(id(obj)) or "obj:" + run.label(obj), name, "r"))
+        if opaque is not None:
+            entries.append((things.get(id(opaque)) or "obj:" + run.label(opaque), ANY_KEY, "w"))
+        run.scheduler.access_all(entries, where, schedule=run.schedules)
+        value = getattr(obj, name)
+        if own and not _IMMUTABLE_TYPE[type(value)] and id(value) not in run._labels and not isinstance(value, type):
+            run.label(value, f"{run.label(obj)}.{name}")
+        return value
+
+    def _read_super(self, run: Recording, proxy: Any, name: str, where: tuple[str, int]) -> Any:
+        """``super().name``: the classes after ``__thisclass__`` in the instance's MRO, up to the one that defines
+        ``name`` (the proxy itself is a fresh object, no state; a property's getter the lab cannot see may change
+        the instance)."""
+        path = _super_lookup(proxy, name)
+        if not path:
+            return getattr(proxy, name)  # a method (a documented limit) or an unbound proxy
+        descriptor = path[-1].__dict__.get(name)
+        opaque = isinstance(descriptor, property) and _opaque_getter(descriptor, run)
+        return self._read_through(run, proxy, name, path, where, own=False, opaque=proxy.__self__ if opaque else None)
+
     def sa(self, obj: Any, name: str, line: int) -> Any:
         """Before ``obj.name = ...`` or ``del obj.name``: writes that attribute. Returns ``obj``."""
         run = _active
@@ -1099,6 +1210,7 @@ class ModuleRuntime:
                     steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
         if isinstance(obj, type):
             _owners.clear()  # a class attribute may now be found elsewhere in some MRO
+            _class_lookups.clear()
         return obj
 
     # -- subscripts -------------------------------------------------------------------------------------------------
@@ -1343,8 +1455,20 @@ class ModuleRuntime:
         # getattr and the like are classified opaque (none is a pure built-in): by name, they touch one attribute
         by_name = f is builtins.getattr or f is builtins.hasattr or f is builtins.setattr or f is builtins.delattr
         if by_name and len(args) >= 2 and type(args[1]) is str and not _IMMUTABLE_TYPE[type(args[0])]:
-            mode = "r" if f is builtins.getattr or f is builtins.hasattr else "w"
-            run.access(args[0], args[1], mode, where)
+            if f is builtins.getattr or f is builtins.hasattr:
+                try:  # the lookup ``obj.name`` makes, and reads, whoever spells it
+                    value = self.ga(args[0], args[1], line)
+                except AttributeError:
+                    if f is builtins.hasattr:
+                        return False
+                    if len(args) > 2:
+                        return args[2]
+                    raise
+                return True if f is builtins.hasattr else value
+            run.access(args[0], args[1], "w", where)
+            if isinstance(args[0], type):
+                _owners.clear()  # as in sa
+                _class_lookups.clear()
             return f(*args, **kwargs)
         return self._opaque(run, f, receiver, args, kwargs, where)
 
