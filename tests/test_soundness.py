@@ -17,9 +17,9 @@ The naive baseline is exhaustive wherever that stays cheap: for every racy progr
 when its naive bound (the multinomial of its steps) is at most 300. Where the naive enumeration is cut short or not
 run, the baseline is what it did reach plus a fixed number of seeded random schedules, and the reduced set must
 contain all of it (equality needs every schedule). Which comparisons fall back depends only on the programs and the
-engine, never on luck. Today: helper_outside and property_balance at instruction granularity, two_locks at line,
-split_critical_section at line and instruction, and the locked twins at line and instruction (a few hundred naive
-schedules each, for one or two outcomes that any random schedule of each lock order reaches).
+engine, never on luck. Today: helper_outside, property_balance and cached_total at instruction granularity,
+two_locks at line, split_critical_section at line and instruction, and the locked twins at line and instruction (a
+few hundred naive schedules each, for one or two outcomes that any random schedule of each lock order reaches).
 """
 
 from __future__ import annotations
@@ -67,6 +67,8 @@ RACY_TWINS: dict[str, str] = {
     "inherited_class_attribute": "inherited_class_attribute_locked",
     "super_attribute": "super_attribute_locked",
     "shadowed_class_attribute": "shadowed_class_attribute_locked",
+    "cached_total": "cached_total_locked",
+    "decorated_method": "decorated_method_locked",
     "getattr_setattr": "getattr_setattr_locked",
     "vars_alias": "vars_alias_locked",
     "bound_method": "bound_method_locked",

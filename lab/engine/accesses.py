@@ -967,10 +967,11 @@ class _ClassPart(enum.IntEnum):
     ALWAYS = 4  # a data descriptor (a property, say): it runs whatever the instance holds
     CLASS = 5  # ``obj`` is a class and its metaclass has no data descriptor ``name``: the class's own MRO decides
     SUPER = 6  # ``obj`` is a ``super()`` proxy: the MRO of the instance's class after ``__thisclass__`` decides
+    CACHED = 7  # a functools.cached_property: as UNLESS_SHADOWED, and its first read writes the instance's dict
 
 
 _METHOD_PART, _ALWAYS_PART, _UNLESS_SHADOWED_PART = _ClassPart.METHOD, _ClassPart.ALWAYS, _ClassPart.UNLESS_SHADOWED
-_CLASS_PART, _SUPER_PART = _ClassPart.CLASS, _ClassPart.SUPER
+_CLASS_PART, _SUPER_PART, _CACHED_PART = _ClassPart.CLASS, _ClassPart.SUPER, _ClassPart.CACHED
 """The members ``ga`` compares with, looked up once (not through the enum class on every read)."""
 
 _IMMUTABLE_CLASS = 1 << 8
@@ -1000,6 +1001,8 @@ def _attribute_owner(obj: object, name: str) -> tuple[type | None, _ClassPart, t
             part = _ClassPart.SLOT
         elif hasattr(descriptor, "__set__") or hasattr(descriptor, "__delete__"):
             part = _ClassPart.ALWAYS
+        elif issubclass(descriptor, functools.cached_property):
+            part = _ClassPart.CACHED
         else:
             part = _ClassPart.UNLESS_SHADOWED
     if issubclass(kind, type) and part != _ClassPart.ALWAYS:
@@ -1010,7 +1013,7 @@ def _attribute_owner(obj: object, name: str) -> tuple[type | None, _ClassPart, t
     return found
 
 
-_CLASS_VALUE_PARTS = frozenset({_ClassPart.ALWAYS, _ClassPart.UNLESS_SHADOWED})
+_CLASS_VALUE_PARTS = frozenset({_ClassPart.ALWAYS, _ClassPart.UNLESS_SHADOWED, _ClassPart.CACHED})
 """The parts whose read takes its value from the owner's namespace, so from whichever class first defines ``name``.
 (A method or a slot descriptor shadowed later is a documented limit: re-binding a method, replacing a slot.)"""
 
@@ -1135,6 +1138,14 @@ class ModuleRuntime:
                         return self._read_through(run, obj, name, path, where)
                 elif part == _SUPER_PART:
                     return self._read_super(run, obj, name, where)
+                elif part == _CACHED_PART and name not in _instance_dict(obj):
+                    # cached_property.__get__ (functools' code, not rewritten) runs the getter, then stores what it
+                    # returned in the instance's dict: a getter under test records that store itself, when it
+                    # returns (see InstrumentedModule.install); any other one takes no scheduling point the lab
+                    # knows of, so the store belongs to this step
+                    getter = owner.__dict__[name].func
+                    stores = None if getattr(getter, "records_its_store", False) else obj
+                    return self._read_through(run, obj, name, path, where, stores=stores)
                 # a slot's value is the instance's state (recorded below); what the class holds is its descriptor
             # Recording.access inline, for the commonest access of all (see StepLog on why no call)
             thing = run._things.get(id(obj))
@@ -1165,17 +1176,20 @@ class ModuleRuntime:
         *,
         own: bool = True,
         opaque: object = None,
+        stores: object = None,
     ) -> Any:
         """``obj.name`` read through ``classes`` (and ``obj``'s own attribute unless not ``own``): one operation,
         so its reads are one scheduling point (instruction granularity) right before the lookup, and a store to any
         of them is ordered before or after the whole lookup, as it happens. ``opaque``: an object that a getter the
-        lab cannot see may change whole."""
+        lab cannot see may change whole; ``stores``: an object whose ``name`` the lookup writes."""
         things = run._things
         entries = [(things.get(id(klass)) or "obj:" + run.label(klass), name, "r") for klass in classes]
         if own:
             entries.append((things.get(id(obj)) or "obj:" + run.label(obj), name, "r"))
         if opaque is not None:
             entries.append((things.get(id(opaque)) or "obj:" + run.label(opaque), ANY_KEY, "w"))
+        if stores is not None:
+            entries.append((things.get(id(stores)) or "obj:" + run.label(stores), name, "w"))
         run.scheduler.access_all(entries, where, schedule=run.schedules)
         value = getattr(obj, name)
         if own and not _IMMUTABLE_TYPE[type(value)] and id(value) not in run._labels and not isinstance(value, type):
@@ -1192,6 +1206,14 @@ class ModuleRuntime:
         descriptor = path[-1].__dict__.get(name)
         opaque = isinstance(descriptor, property) and _opaque_getter(descriptor, run)
         return self._read_through(run, proxy, name, path, where, own=False, opaque=proxy.__self__ if opaque else None)
+
+    def stored(self, obj: Any, name: str, line: int) -> None:
+        """``obj.__dict__[name]`` is about to be set by code the lab does not rewrite, with no scheduling point
+        before it (``cached_property.__get__`` once the getter returns): a write, in the running step."""
+        run = self._recording()
+        if run is not None and not _IMMUTABLE_TYPE[type(obj)]:
+            thing = run._things.get(id(obj)) or "obj:" + run.label(obj)
+            run.scheduler.access((thing, name, "w"), (self._file, line), schedule=False)
 
     def sa(self, obj: Any, name: str, line: int) -> Any:
         """Before ``obj.name = ...`` or ``del obj.name``: writes that attribute. Returns ``obj``."""

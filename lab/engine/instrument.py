@@ -35,6 +35,8 @@ Over 300 lines: one syntax-tree rewriter, one method per kind of node, and the c
 from __future__ import annotations
 
 import ast
+import contextlib
+import functools
 import os
 import symtable
 import sys
@@ -711,6 +713,9 @@ class InstrumentedModule:
     swaps: list[tuple[types.FunctionType, types.CodeType, types.CodeType]]
     codes: set[types.CodeType]
     by_key: dict[tuple[str, int], list[types.CodeType]] = field(default_factory=dict)
+    cached_properties: list[tuple[functools.cached_property[Any], _CachedGetter]] = field(default_factory=list)
+    """The module's ``functools.cached_property`` objects whose getter is rewritten, each with its getter's
+    stand-in, which records the store that ``cached_property.__get__`` makes of what it returns."""
 
     def rewritten(self, code: types.CodeType) -> types.CodeType | None:
         """The rewritten twin of one of this module's code objects (a nested function or a lambda's too)."""
@@ -721,11 +726,24 @@ class InstrumentedModule:
         """Put the rewritten bodies in place."""
         for function, _original, rewritten in self.swaps:
             function.__code__ = rewritten
+        for descriptor, getter in self.cached_properties:
+            descriptor.func = getter
+            if getter.lock is not None:
+                # cached_property.__get__ (Python 3.11) runs the getter, now rewritten and so scheduled, holding one
+                # real RLock per descriptor, made at import: any other actor reading the property meanwhile, of any
+                # instance, would block outside the scheduler's view (HUNG). It runs without, as Python 3.12 runs
+                # it: a scheduler-aware lock would add scheduling points that a run without the rewritten bodies
+                # (probe granularity, a replay) does not have.
+                descriptor.lock = _NO_LOCK  # type: ignore[attr-defined]
 
     def uninstall(self) -> None:
         """Put the original bodies back."""
         for function, original, _rewritten in self.swaps:
             function.__code__ = original
+        for descriptor, getter in self.cached_properties:
+            descriptor.func = getter.function
+            if getter.lock is not None:
+                descriptor.lock = getter.lock  # type: ignore[attr-defined]
 
 
 @cache
@@ -763,9 +781,40 @@ def instrument_module(name: str) -> InstrumentedModule:
                 "disk no longer matches the code that was imported; re-run"
             )
         swaps.append((function, original, new))
-    made = InstrumentedModule(name, filename, swaps, set(_all_codes(code)), by_key)
+    rewritten_functions = {id(function) for function, _original, _new in swaps}
+    cached = [  # a getter left as it is takes no scheduling point the lab knows of: ModuleRuntime.ga records it
+        (obj, _CachedGetter(obj, module.__dict__[RUNTIME_NAME]))
+        for obj in _reachable(module)
+        if isinstance(obj, functools.cached_property) and id(obj.func) in rewritten_functions and obj.attrname
+    ]
+    made = InstrumentedModule(name, filename, swaps, set(_all_codes(code)), by_key, cached)
     _rewritten_modules[name] = made
     return made
+
+
+_NO_LOCK = contextlib.nullcontext()
+"""What a cached property under test holds while its getter runs in a recorded run: nothing (reusable, reentrant)."""
+
+
+class _CachedGetter:
+    """What a ``functools.cached_property`` under test calls while the rewritten bodies are installed: its getter,
+    then a record of the store ``cached_property.__get__`` makes of the result right after (no scheduling point
+    between), in the step that makes it. (Recorded when the read began, the store would sit in a step before the
+    getter's, and a store by another actor between the two would look independent of it.)"""
+
+    records_its_store = True  # ModuleRuntime.ga: the store is recorded here, not at the read
+
+    def __init__(self, descriptor: functools.cached_property[Any], runtime: ModuleRuntime) -> None:
+        self.function: Callable[[Any], Any] = descriptor.func
+        self.lock: Any = descriptor.__dict__.get("lock")  # Python 3.11's; 3.12 takes none
+        self._name = descriptor.attrname or ""
+        self._runtime = runtime
+        self._line = getattr(getattr(self.function, "__code__", None), "co_firstlineno", 0)
+
+    def __call__(self, instance: Any) -> Any:
+        value = self.function(instance)
+        self._runtime.stored(instance, self._name, self._line)
+        return value
 
 
 _BOOL_COMPARISONS = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
@@ -843,8 +892,20 @@ def _all_codes(code: types.CodeType) -> Iterator[types.CodeType]:
 
 
 def _functions_of(module: types.ModuleType) -> Iterator[types.FunctionType]:
-    """Every function defined at module level or in a class of the module (methods, properties, static and class
-    methods, nested classes), found through the module's namespace."""
+    """Every function of the module reachable from its namespace (see :func:`_reachable`), once each."""
+    for obj in _reachable(module):
+        if isinstance(obj, types.FunctionType) and obj.__module__ == module.__name__:
+            yield obj
+
+
+def _reachable(module: types.ModuleType) -> Iterator[object]:
+    """Every object reached from the module's namespace through what defines or wraps code: functions at module
+    level and in the module's classes (methods, properties, static and class methods, nested classes), and what a
+    wrapper holds: a decorator's closure cells (with or without ``functools.wraps``), ``__wrapped__``, a
+    ``functools.cached_property``, ``partial`` or ``partialmethod``, a bound method, an object of one of the
+    module's classes. A function reached only through a wrapper still runs when the wrapper is called; left
+    unrewritten, its accesses would go unrecorded. Functions of other modules met on the way are passed over by the
+    caller (their file is not the module's); each object is yielded once."""
     seen: set[int] = set()
     stack: list[object] = list(vars(module).values())
     while stack:
@@ -852,15 +913,37 @@ def _functions_of(module: types.ModuleType) -> Iterator[types.FunctionType]:
         if id(obj) in seen:
             continue
         seen.add(id(obj))
+        yield obj
         if isinstance(obj, types.FunctionType):
-            if obj.__module__ == module.__name__:
-                yield obj
-            wrapped = getattr(obj, "__wrapped__", None)
+            stack.extend(_cell_contents(obj.__closure__ or ()))
+            wrapped = obj.__dict__.get("__wrapped__")
             if wrapped is not None:
                 stack.append(wrapped)
-        elif isinstance(obj, staticmethod | classmethod):
+        elif isinstance(obj, staticmethod | classmethod | types.MethodType):
             stack.append(obj.__func__)
         elif isinstance(obj, property):
             stack.extend(f for f in (obj.fget, obj.fset, obj.fdel) if f is not None)
-        elif isinstance(obj, type) and obj.__module__ == module.__name__:
-            stack.extend(vars(obj).values())
+        elif isinstance(obj, functools.cached_property | functools.partial | functools.partialmethod):
+            stack.append(obj.func)
+        elif isinstance(obj, type):
+            if obj.__module__ == module.__name__:
+                stack.extend(vars(obj).values())
+        elif isinstance(obj, types.ModuleType):
+            continue  # another module's namespace is its own to instrument
+        elif type(obj).__module__ == module.__name__ or "__wrapped__" in _own_attributes(obj):
+            stack.extend(_own_attributes(obj).values())  # a callable object made by a decorator, say
+
+
+def _cell_contents(cells: tuple[types.CellType, ...]) -> Iterator[object]:
+    for cell in cells:
+        with contextlib.suppress(ValueError):  # an empty cell
+            yield cell.cell_contents
+
+
+def _own_attributes(obj: object) -> dict[str, object]:
+    """``obj``'s instance dict, read without running any of its code (empty when it has none)."""
+    try:
+        attributes = object.__getattribute__(obj, "__dict__")
+    except (AttributeError, TypeError):
+        return {}
+    return attributes if type(attributes) is dict else {}
