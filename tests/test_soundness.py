@@ -95,6 +95,10 @@ RACY_TWINS: dict[str, str] = {
     "map_callback": "map_callback_locked",
     "dict_view": "dict_view_locked",
     "dict_iterator": "dict_iterator_locked",
+    "nested_compare": "nested_compare_locked",
+    "dataclass_equal": "dataclass_equal_locked",
+    "fstring_nested": "fstring_nested_locked",
+    "sorted_nested": "sorted_nested_locked",
 }
 """Each racy program and its correct twin (the same program under one lab lock, or with the race removed)."""
 
@@ -102,7 +106,9 @@ RACY = tuple(RACY_TWINS)
 TWINS = tuple(dict.fromkeys(RACY_TWINS.values()))
 PROGRAM_NAMES = (*RACY, *TWINS)
 
-VISIBLE_AT_PROBES = frozenset({"split_critical_section", "three_actors"})
+VISIBLE_AT_PROBES = frozenset(
+    {"split_critical_section", "three_actors", "nested_compare", "dataclass_equal", "fstring_nested", "sorted_nested"}
+)
 """Racy programs whose race falls at probe points (lock operations, actor boundaries): probe granularity FAILs."""
 
 ONE_LINE = frozenset({"one_line_rmw"})

@@ -499,12 +499,18 @@ class _Rewriter(ast.NodeTransformer):
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         node.left = self._whole(self.visit(node.left))
-        node.right = self._whole(self.visit(node.right))
+        node.right = self._whole(self.visit(node.right), deep=isinstance(node.op, ast.Mod))  # "%s" % x formats x
         return node
 
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
-        node.left = self._whole(self.visit(node.left))
-        node.comparators = [self._whole(self.visit(c)) for c in node.comparators]
+        """Each operand of ``==``, ``<``, ``in``... is read deeply (containers compare their elements, a
+        dataclass's generated ``__eq__`` its fields); an operand only of ``is`` / ``is not`` is read whole."""
+        deep = [not isinstance(op, ast.Is | ast.IsNot) for op in node.ops]
+        node.left = self._whole(self.visit(node.left), deep=deep[0])
+        node.comparators = [
+            self._whole(self.visit(c), deep=deep[i] or (i + 1 < len(deep) and deep[i + 1]))
+            for i, c in enumerate(node.comparators)
+        ]
         return node
 
     def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
@@ -513,15 +519,20 @@ class _Rewriter(ast.NodeTransformer):
         return node
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> ast.AST:
-        node.value = self._whole(self.visit(node.value))
+        node.value = self._whole(self.visit(node.value), deep=True)  # a container formats its elements
+        if node.format_spec is not None:
+            node.format_spec = self.visit(node.format_spec)
         return node
 
     # -- pieces ----------------------------------------------------------------------------------------------------
 
-    def _whole(self, node: ast.expr) -> ast.expr:
+    def _whole(self, node: ast.expr, *, deep: bool = False) -> ast.expr:
+        """``node``'s value read whole (``rt.rv``), or with ``deep`` with everything it holds (``rt.rd``)."""
         if not self._inside or isinstance(node, ast.Constant | ast.JoinedStr) or _always_bool(node):
             return node
-        return self._rt("rv", node, node, self._line(node))
+        if isinstance(node, ast.Tuple | ast.List | ast.Set) and all(isinstance(e, ast.Constant) for e in node.elts):
+            deep = False  # ``x in ("a", "b")``: constants hold nothing that changes
+        return self._rt("rd" if deep else "rv", node, node, self._line(node))
 
     def _iterated(self, node: ast.expr, is_async: bool) -> ast.expr:
         """The iterable of a ``for``: ``rt.it``, which records every step of the loop, not only its start (an ``async
