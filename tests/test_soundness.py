@@ -84,6 +84,7 @@ RACY_TWINS: dict[str, str] = {
     "registry_set_up": "registry_set_up_locked",
     "class_default_set_up": "class_default_set_up_locked",
     "globals_dict": "globals_dict_locked",
+    "missing_key_subclass": "missing_key_subclass_locked",
     "walrus_global": "walrus_global_locked",
     "walrus_nonlocal": "walrus_nonlocal_locked",
     "for_target_global": "for_target_global_locked",
@@ -107,7 +108,15 @@ TWINS = tuple(dict.fromkeys(RACY_TWINS.values()))
 PROGRAM_NAMES = (*RACY, *TWINS)
 
 VISIBLE_AT_PROBES = frozenset(
-    {"split_critical_section", "three_actors", "nested_compare", "dataclass_equal", "fstring_nested", "sorted_nested"}
+    {
+        "split_critical_section",
+        "three_actors",
+        "nested_compare",
+        "dataclass_equal",
+        "fstring_nested",
+        "sorted_nested",
+        "missing_key_subclass",
+    }
 )
 """Racy programs whose race falls at probe points (lock operations, actor boundaries): probe granularity FAILs."""
 

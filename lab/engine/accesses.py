@@ -1242,11 +1242,13 @@ class ModuleRuntime:
     # -- subscripts -------------------------------------------------------------------------------------------------
 
     def gi(self, obj: Any, key: Any, line: int) -> Any:
-        """``obj[key]``: reads that key of a dict (a defaultdict may insert it: a write), all of anything else."""
+        """``obj[key]``: reads that key of a dict (a mapping with ``__missing__``, a defaultdict or any subclass of
+        one, may insert it: a write), all of anything else."""
         run = _active
         if run is not None and not _IMMUTABLE_TYPE[type(obj)] and getattr(run.local, "actor", None) is not None:
             part = _key_of(obj, key, run)
-            mode = "w" if type(obj) is defaultdict else "r"
+            kind = type(obj)
+            mode = "r" if kind is dict or kind is list or getattr(kind, "__missing__", None) is None else "w"
             run.access(obj, part, mode, (self._file, line))
             value = obj[key]
             if not _IMMUTABLE_TYPE[type(value)] and id(value) not in run._labels and not isinstance(value, type):
