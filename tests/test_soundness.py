@@ -100,6 +100,9 @@ RACY_TWINS: dict[str, str] = {
     "dataclass_equal": "dataclass_equal_locked",
     "fstring_nested": "fstring_nested_locked",
     "sorted_nested": "sorted_nested_locked",
+    "try_acquire_mid_section": "try_acquire_under_lock",
+    "locked_query_mid_section": "locked_query_under_lock",
+    "lab_lock_locked_query": "lab_lock_locked_query_under_lock",
 }
 """Each racy program and its correct twin (the same program under one lab lock, or with the race removed)."""
 
@@ -116,6 +119,9 @@ VISIBLE_AT_PROBES = frozenset(
         "fstring_nested",
         "sorted_nested",
         "missing_key_subclass",
+        "try_acquire_mid_section",
+        "locked_query_mid_section",
+        "lab_lock_locked_query",
     }
 )
 """Racy programs whose race falls at probe points (lock operations, actor boundaries): probe granularity FAILs."""

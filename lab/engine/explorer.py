@@ -781,8 +781,17 @@ def _canonical(preemptions: int, schedule: str) -> tuple[int, int, str]:
 
 
 def _locks_taken(footprint: Footprint) -> set[str]:
-    """The locks a step operated on (an acquisition, or an attempt that waited)."""
-    return {key for kind, key, _mode in footprint if kind == "lock" and not key.endswith(" (release)")}
+    """The locks a step takes, waiting while another actor holds them: a blocking acquisition (or one that waited).
+
+    Not a query (``locked()``, a read) nor an attempt that may fail (``acquire(blocking=False)``, or with a timeout,
+    marked ``lock-attempt``): those run while another actor holds the lock, and what they see there is an outcome of
+    its own, so the race is reversed where it is, not at the holder's acquisition."""
+    attempts = [key for kind, key, _mode in footprint if kind == "lock-attempt"]
+    return {
+        key
+        for kind, key, mode in footprint
+        if kind == "lock" and mode == "w" and not key.endswith(" (release)") and key not in attempts
+    }
 
 
 def _multinomial(run: RunResult) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 
-from lab.engine.footprint import EVERYTHING, NOTHING, Footprint, writes
+from lab.engine.footprint import EVERYTHING, Footprint, writes
 from lab.engine.scheduler import Scheduler
 from lab.errors import ScheduleError, UsageError
 
@@ -181,11 +181,20 @@ class LabLock(_Primitive):
         self.holder: str | None = None
         # Acquisitions race with each other; a release only lets a waiter in. Since a waiter is not offered as a
         # choice until the lock is free (the acquire is gated), no order is lost by letting a release commute with
-        # everything, and the race the explorer must reverse is the one between the two acquisitions.
-        self.release_footprint: Footprint = NOTHING
+        # every acquisition and release, and the race the explorer must reverse is the one between the two
+        # acquisitions. Only a query (locked()) sees a release: each actor's releases write an entry of their own,
+        # which no other release or acquisition touches, and a query reads them all.
+        self._release_footprints: dict[str, Footprint] = {}
 
     def locked(self) -> bool:
-        """True while some thread holds the lock."""
+        """True while some thread holds the lock (for the explorer, a read of its acquisitions and releases)."""
+        if self._actor() is not None:
+            names = self._scheduler.actor_names
+            self._scheduler.touch(
+                frozenset(
+                    {("lock", self.name, "r"), *(("lock-release", _released_by(self.name, who), "r") for who in names)}
+                )
+            )
         return self.holder is not None
 
     def acquire(self) -> bool:
@@ -218,14 +227,20 @@ class LabLock(_Primitive):
             return
         if self.holder != me:  # RuntimeError, as threading.Lock.release raises: code under test may catch that
             raise RuntimeError(f"{me} cannot release lock {self.name!r}: it is held by {self.holder}")
-        self._scheduler.lock_given(self.name)
         if self._scheduler.aborted:  # unwinding a stopped run: free it quietly
+            self._scheduler.lock_given(self.name)
             self.holder = None
             return
         try:
-            self._scheduler.point(EVERYTHING, executes=self.release_footprint)
+            executes = self._release_footprints.get(me)
+            if executes is None:
+                executes = self._release_footprints[me] = writes("lock-release", _released_by(self.name, me))
+            self._scheduler.point(EVERYTHING, executes=executes)
         finally:  # a run stopped at this point still frees the lock, so no one is left holding it
             self.holder = None
+            # given once the release runs, not before its point: there the actor still holds it, and the explorer
+            # moves a race whose reversal takes it to the holder's acquisition (a waiter cannot take it there)
+            self._scheduler.lock_given(self.name)
         self._scheduler.record("lock.release", self.name)
 
     def __enter__(self) -> LabLock:
@@ -237,6 +252,12 @@ class LabLock(_Primitive):
 
     def __repr__(self) -> str:
         return f"<LabLock {self.name} {'held by ' + self.holder if self.holder else 'free'}>"
+
+
+def _released_by(lock: str, actor: str) -> str:
+    """The key of ``actor``'s releases of ``lock`` (a ``lock-release`` entry: no acquisition, and no synchronisation
+    for the atomicity check, only what a query reads)."""
+    return f"{lock}@{actor}"
 
 
 class _LockFree:

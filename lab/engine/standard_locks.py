@@ -19,6 +19,9 @@ class _StandInLock:
     def __init__(self, name: str | None = None) -> None:
         self.lab_name = name or _new_name(self._label)
         self.lab_footprint = writes("lock", self.lab_name)
+        # an acquisition that may give up (non-blocking, or with a timeout) can run while another actor holds the
+        # lock: the explorer must not move its races to the holder's acquisition (explorer._locks_taken)
+        self._attempt_footprint = self.lab_footprint | writes("lock-attempt", self.lab_name)
         self._holder: str | None = None
         self._held_by_actor = False
 
@@ -42,7 +45,7 @@ class _StandInLock:
         if timeout < 0 and timeout != -1:
             raise ValueError("timeout value must be positive")
         scheduler = run.scheduler
-        scheduler.point(self.lab_footprint)
+        scheduler.point(self.lab_footprint if blocking and timeout == -1 else self._attempt_footprint)
         while not self._try_take(me):
             if not blocking:
                 scheduler.record("lock.busy", self.lab_name, {"holder": self._holder_text()})
