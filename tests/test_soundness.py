@@ -103,6 +103,8 @@ RACY_TWINS: dict[str, str] = {
     "try_acquire_mid_section": "try_acquire_under_lock",
     "locked_query_mid_section": "locked_query_under_lock",
     "lab_lock_locked_query": "lab_lock_locked_query_under_lock",
+    "sleep_vs_timed_wait": "sleep_within_timed_wait",
+    "timed_acquire": "timed_acquire_patient",
 }
 """Each racy program and its correct twin (the same program under one lab lock, or with the race removed)."""
 
@@ -122,6 +124,8 @@ VISIBLE_AT_PROBES = frozenset(
         "try_acquire_mid_section",
         "locked_query_mid_section",
         "lab_lock_locked_query",
+        "sleep_vs_timed_wait",
+        "timed_acquire",
     }
 )
 """Racy programs whose race falls at probe points (lock operations, actor boundaries): probe granularity FAILs."""

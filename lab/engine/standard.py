@@ -42,7 +42,9 @@ run; on waking the clock reads at least the start of the sleep plus ``s``. No re
 way to order actors (the explorer may wake a sleeper after any step of the others). A wait with a timeout
 (``Event.wait(5)``, ``Condition.wait(5)``, ``queue.get(timeout=5)``, ``Lock.acquire(timeout=5)``) returns as soon as
 its condition holds, and times out only when no other actor can make progress, earliest deadline first (sleepers
-included); the clock then moves to that deadline. A timeout of zero or less never waits. Inside actors,
+included); the clock then moves to that deadline. A timeout of zero or less never waits. Whether a timeout fires
+depends on what the others are doing (a sleeper, another deadline), so a sleep and a wait with a timeout both write
+the clock at their scheduling point, and the explorer tries both orders of them. Inside actors,
 ``time.monotonic()`` and ``time.time()`` read the run's start (real) plus the virtual clock, so deadlines computed
 with them agree with the sleeps (differences are deterministic, absolute values are not); ``perf_counter`` and the
 ``_ns`` variants stay real.

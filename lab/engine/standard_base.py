@@ -214,6 +214,17 @@ def _wait(
     return False
 
 
+def _timed(footprint: Footprint, timeout: float | None) -> Footprint:
+    """What the scheduling point of a wait with ``timeout`` (``None``: none) touches: ``footprint``, and with a
+    timeout that can fire, the virtual clock too (a write).
+
+    Whether a timed wait times out, and when a sleeper wakes, depend on what the other actors are doing meanwhile
+    (:meth:`_Timed.ready`: nobody else can go on, and no earlier deadline), which no footprint of theirs records.
+    Sleeps and timed waits all write the clock, so the explorer reverses their order like any other race.
+    """
+    return footprint | _CLOCK_WRITE if timeout is not None and timeout > 0 else footprint
+
+
 def _raw(obj: object) -> Any:
     """The standard library object's private state (``_flag``, ``_value``, ``_waiters``...), which the stubs omit."""
     return obj

@@ -15,6 +15,7 @@ from lab.engine.standard_base import (
     _caller_keeps_real,
     _new_name,
     _raw,
+    _timed,
     _touch,
     _wait,
 )
@@ -46,7 +47,7 @@ class Condition(_REAL_CONDITION):
         scheduler, lock, raw = run.scheduler, self._lab_lock, _raw(self)
         if not self._is_owned():  # type: ignore[attr-defined]
             raise RuntimeError("cannot wait on un-acquired lock")
-        scheduler.point(self.lab_footprint)
+        scheduler.point(_timed(self.lab_footprint, timeout))
         waiter = _REAL_ALLOCATE_LOCK()
         waiter.acquire()
         raw._waiters.append(waiter)
@@ -162,7 +163,7 @@ class Event(_REAL_EVENT):
             return super().wait(timeout)
         run, me = acting
         raw = _raw(self)
-        run.scheduler.point(self.lab_footprint)
+        run.scheduler.point(_timed(self.lab_footprint, timeout))
         if raw._flag:
             run.scheduler.record("event.wait", self.lab_name, {"set": True})
             return True

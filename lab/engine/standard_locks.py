@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from lab.engine.footprint import writes
 from lab.engine.scheduler import Scheduler
-from lab.engine.standard_base import _REAL_ALLOCATE_LOCK, _REAL_RLOCK, _acting, _new_name, _Run, _wait
+from lab.engine.standard_base import _REAL_ALLOCATE_LOCK, _REAL_RLOCK, _acting, _new_name, _Run, _timed, _wait
 from lab.errors import ScheduleError
 
 
@@ -45,7 +45,7 @@ class _StandInLock:
         if timeout < 0 and timeout != -1:
             raise ValueError("timeout value must be positive")
         scheduler = run.scheduler
-        scheduler.point(self.lab_footprint if blocking and timeout == -1 else self._attempt_footprint)
+        scheduler.point(self.lab_footprint if blocking and timeout == -1 else _timed(self._attempt_footprint, timeout))
         while not self._try_take(me):
             if not blocking:
                 scheduler.record("lock.busy", self.lab_name, {"holder": self._holder_text()})

@@ -14,6 +14,7 @@ from lab.engine.standard_base import (
     _acting,
     _caller_keeps_real,
     _new_name,
+    _timed,
     _touch,
     _wait,
 )
@@ -44,7 +45,7 @@ class _StandInQueue(_REAL_QUEUE):  # type: ignore[type-arg]
         run, me = acting
         if self.maxsize > 0 and block and timeout is not None and timeout < 0:
             raise ValueError("'timeout' must be a non-negative number")
-        run.scheduler.point(self.lab_footprint)
+        run.scheduler.point(_timed(self.lab_footprint, timeout if block and self.maxsize > 0 else None))
         if self.maxsize > 0 and self._qsize() >= self.maxsize:
             if not block:
                 run.scheduler.record("queue.full", self.lab_name)
@@ -68,7 +69,7 @@ class _StandInQueue(_REAL_QUEUE):  # type: ignore[type-arg]
         run, me = acting
         if block and timeout is not None and timeout < 0:
             raise ValueError("'timeout' must be a non-negative number")
-        run.scheduler.point(self.lab_footprint)
+        run.scheduler.point(_timed(self.lab_footprint, timeout if block else None))
         if not self._qsize():
             if not block:
                 run.scheduler.record("queue.empty", self.lab_name)
@@ -182,7 +183,7 @@ class SimpleQueue(_REAL_SIMPLE_QUEUE):  # type: ignore[type-arg]
         run, me = acting
         if block and timeout is not None and timeout < 0:
             raise ValueError("'timeout' must be a non-negative number")
-        run.scheduler.point(self.lab_footprint)
+        run.scheduler.point(_timed(self.lab_footprint, timeout if block else None))
         if not super().qsize():
             if not block:
                 run.scheduler.record("queue.empty", self.lab_name)

@@ -15,6 +15,7 @@ from lab.engine.standard_base import (
     _caller_keeps_real,
     _new_name,
     _raw,
+    _timed,
     _wait,
 )
 
@@ -46,7 +47,7 @@ class Semaphore(_REAL_SEMAPHORE):
             raise ValueError("can't specify timeout for non-blocking acquire")
         run, me = acting
         raw = _raw(self)
-        run.scheduler.point(self.lab_footprint)
+        run.scheduler.point(_timed(self.lab_footprint, timeout))
         if raw._value == 0:
             if not blocking:
                 run.scheduler.record("semaphore.busy", self.lab_name)
@@ -116,7 +117,7 @@ class Barrier(_REAL_BARRIER):
         scheduler = run.scheduler
         if timeout is None:
             timeout = raw._timeout
-        scheduler.point(self.lab_footprint)
+        scheduler.point(_timed(self.lab_footprint, timeout))
         if raw._state in (-1, 1):  # draining or resetting: wait until done, as threading's _enter does
             _wait(run, me, lambda: raw._state not in (-1, 1), lambda: f"barrier {self.lab_name!r} to drain", None)
         if raw._state < 0:
