@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from lab.engine import standard
+from lab.engine.policies import DecisionPoint
 from lab.engine.run import RunStatus
 from lab.engine.scheduler import Scheduler
 from lab.engine.standard import scheduler_aware_primitives
@@ -70,6 +71,19 @@ def _passes(loaded: LoadedScenario) -> ScenarioResult:
 
 def _ops(result: ScenarioResult) -> list[str]:
     return [f"{event.actor} {event.describe()}" for event in result.trace]
+
+
+class _WaiterFirst:
+    """Runs ``waiter`` until it waits, then ``setter`` to its end while it can, then whoever can go."""
+
+    def __init__(self) -> None:
+        self._waited = False
+
+    def choose(self, point: DecisionPoint) -> str:
+        if not self._waited and "waiter" in point.runnable:
+            return "waiter"
+        self._waited = True
+        return "setter" if "setter" in point.runnable else point.runnable[0]
 
 
 # One correct program per primitive. Latch-free: each must come out the same under every schedule (or, with an
@@ -603,6 +617,37 @@ class TestVirtualTime:
 """,
             )
         )
+
+    @pytest.mark.parametrize("timeout", ["", "timeout=5"])
+    def test_a_waiter_present_at_a_set_returns_true_though_cleared_before_it_ran(
+        self, tmp_path: Path, timeout: str
+    ) -> None:
+        """As in CPython, set() wakes the waiters there: one that was waiting when the event was set and cleared at
+        once returns True (it does not go back to waiting for the flag, nor time out)."""
+        loaded = _scenario(
+            tmp_path,
+            "std_set_clear",
+            f"""
+            class P(Scenario):
+                source = "test"
+                outcomes = only(waiter="True")
+
+                def setup(self):
+                    self.event = threading.Event()
+
+                @actor
+                def waiter(self):
+                    return self.event.wait({timeout})
+
+                @actor
+                def setter(self):
+                    self.event.set()
+                    self.event.clear()
+""",
+        )
+        result = run_scenario(loaded, policy=_WaiterFirst(), watchdog_seconds=5)
+        assert "waiter event.wait Event#1 (set=False)" in _ops(result)  # it was waiting when the setter came
+        assert result.verdict is Verdict.PASS, (result.problem, _ops(result))
 
     def test_zero_timeouts_poll(self, tmp_path: Path) -> None:
         """A timeout of zero never waits: it answers with the state as it is."""

@@ -133,6 +133,7 @@ class Event(_REAL_EVENT):
         super().__init__()
         self.lab_name = _new_name("Event")
         self.lab_footprint = writes("event", self.lab_name)
+        self._lab_sets = 0  # how many times set() ran: a waiter present at one returns True, even if cleared since
 
     def is_set(self) -> bool:
         """True once set (a read of the event, for the explorer)."""
@@ -141,11 +142,15 @@ class Event(_REAL_EVENT):
 
     def set(self) -> None:
         """Set the flag and wake every waiter."""
-        self._change("event.set", super().set)
+        self._change("event.set", self._set_and_count)
 
     def clear(self) -> None:
         """Reset the flag."""
         self._change("event.clear", super().clear)
+
+    def _set_and_count(self) -> None:
+        self._lab_sets += 1
+        _REAL_EVENT.set(self)
 
     def _change(self, op: str, change: Callable[[], None]) -> None:
         acting = _acting()
@@ -157,7 +162,7 @@ class Event(_REAL_EVENT):
         acting[0].scheduler.record(op, self.lab_name)
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Return once the flag is set (True), or False when the timeout passed first."""
+        """Return True once the flag is set, or a set() ran while waiting; False when the timeout passed first."""
         acting = _acting()
         if acting is None:
             return super().wait(timeout)
@@ -168,7 +173,10 @@ class Event(_REAL_EVENT):
             run.scheduler.record("event.wait", self.lab_name, {"set": True})
             return True
         run.scheduler.record("event.wait", self.lab_name, {"set": False})
-        signaled = _wait(run, me, lambda: bool(raw._flag), lambda: f"event {self.lab_name!r} to be set", timeout)
+        # As in CPython, a waiter is woken by a set() (it returns True), not by the flag: a clear() before it runs
+        # again does not put it back to waiting.
+        sets = self._lab_sets
+        signaled = _wait(run, me, lambda: self._lab_sets != sets, lambda: f"event {self.lab_name!r} to be set", timeout)
         if signaled:
             run.scheduler.record("event.wake", self.lab_name)
         else:
