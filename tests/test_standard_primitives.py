@@ -669,6 +669,84 @@ class TestVirtualTime:
         assert run_scenario(loaded).verdict is Verdict.PASS
 
 
+THREAD_STARTERS = {
+    "thread": "thread = threading.Thread(target=self._bump); thread.start(); thread.join()",
+    "executor": "pool = concurrent.futures.ThreadPoolExecutor(1); pool.submit(self._bump).result(); pool.shutdown()",
+}
+"""How an actor may start a thread: itself, or through the standard library (one line each)."""
+
+
+@pytest.mark.timeout(60)
+class TestThreadsStartedByActors:
+    @pytest.mark.parametrize("granularity", ["probe", "line", "instruction"])
+    @pytest.mark.parametrize("how", sorted(THREAD_STARTERS))
+    def test_an_actor_that_starts_a_thread_makes_the_exploration_incomplete(
+        self, tmp_path: Path, how: str, granularity: str
+    ) -> None:
+        """The lab neither schedules a thread an actor starts nor sees what it touches: the race between its bump
+        and b's is not explored, so the exploration says INCOMPLETE and why, never PASS."""
+        loaded = _scenario(
+            tmp_path,
+            f"std_thread_{how}",
+            f"""
+            import concurrent.futures
+
+
+            class P(Scenario):
+                source = "test"
+                outcomes = (acceptable("both bumps landed", count=2), forbidden("a bump was lost", count=1))
+
+                def setup(self):
+                    self.count = 0
+
+                def _bump(self):
+                    n = self.count
+                    self.count = n + 1
+
+                @actor
+                def a(self):
+                    {THREAD_STARTERS[how]}
+
+                @actor
+                def b(self):
+                    self._bump()
+
+                def observe(self):
+                    return {{"count": self.count}}
+""",
+        )
+        found = explore_scenario(loaded, granularity=granularity)
+        assert found.verdict in (ExploreVerdict.INCOMPLETE, ExploreVerdict.FAIL), found.rows
+        if found.verdict is ExploreVerdict.INCOMPLETE:
+            assert found.problem.startswith("actor a started a thread ("), found.problem
+
+    def test_a_thread_started_outside_the_actors_changes_nothing(self, tmp_path: Path) -> None:
+        """A thread that setup starts (done before the actors run) is no part of the interleavings."""
+        loaded = _scenario(
+            tmp_path,
+            "std_thread_in_setup",
+            """
+            class P(Scenario):
+                source = "test"
+                outcomes = only(a="1")
+
+                def setup(self):
+                    self.count = 0
+                    t = threading.Thread(target=self._bump)
+                    t.start()
+                    t.join()
+
+                def _bump(self):
+                    self.count += 1
+
+                @actor
+                def a(self):
+                    return str(self.count)
+""",
+        )
+        _passes(loaded)
+
+
 @pytest.mark.timeout(30)
 class TestOutsideActorsItIsTheStandardLibrary:
     def test_outside_a_run_every_name_is_the_original(self) -> None:

@@ -70,12 +70,14 @@ from typing import Any
 
 from lab.engine.scheduler import Scheduler
 from lab.engine.standard_base import (
+    _CALLS_ON_BEHALF,
     _CLOCK_READ,
     _CLOCK_WRITE,
     _REAL_ALLOCATE_LOCK,
     _REAL_MONOTONIC,
     _REAL_RLOCK_FACTORY,
     _REAL_SLEEP,
+    _REAL_THREAD_START,
     _REAL_TIME,
     VirtualClock,
     _acting,
@@ -107,6 +109,34 @@ def _rlock_factory(*args: Any, **kwargs: Any) -> Any:
     if args or kwargs or _caller_keeps_real(1):
         return _REAL_RLOCK_FACTORY(*args, **kwargs)
     return RLock()
+
+
+# -- threads -------------------------------------------------------------------------------------------------------
+
+
+def _start_thread(thread: threading.Thread) -> None:
+    """What ``Thread.start`` is during a run: the real start, and a ``thread.start`` trace event when code under
+    test in an actor starts the thread. The lab neither schedules such a thread nor records what it touches, so an
+    exploration of a run with one cannot be complete (:mod:`lab.scenarios.exploring` says INCOMPLETE)."""
+    acting = _acting()
+    if acting is not None and _started_by_code_under_test():
+        target = getattr(thread, "_target", None)
+        acting[0].scheduler.record("thread.start", getattr(target, "__qualname__", type(thread).__qualname__))
+    _REAL_THREAD_START(thread)
+
+
+def _started_by_code_under_test() -> bool:
+    """True when the code that asked for the thread, past the standard library (an executor, a timer) and the
+    runtime of instrumented modules, is not the lab's machinery."""
+    frame: types.FrameType | None = sys._getframe(2)
+    while frame is not None:
+        module = frame.f_globals.get("__name__")
+        if not isinstance(module, str):
+            return True
+        if module not in _CALLS_ON_BEHALF and module.partition(".")[0] not in sys.stdlib_module_names:
+            return not _is_machinery(module)
+        frame = frame.f_back
+    return False
 
 
 # -- time ----------------------------------------------------------------------------------------------------------
@@ -156,7 +186,7 @@ def _time() -> float:
 
 # -- installing ----------------------------------------------------------------------------------------------------
 
-_REPLACEMENTS: tuple[tuple[types.ModuleType, str, object], ...] = (
+_REPLACEMENTS: tuple[tuple[types.ModuleType | type, str, object], ...] = (
     (threading, "Lock", _lock_factory),
     (threading, "RLock", _rlock_factory),
     (threading, "Condition", Condition),
@@ -171,6 +201,7 @@ _REPLACEMENTS: tuple[tuple[types.ModuleType, str, object], ...] = (
     (time, "sleep", _sleep),
     (time, "monotonic", _monotonic),
     (time, "time", _time),
+    (threading.Thread, "start", _start_thread),
 )
 
 

@@ -36,6 +36,7 @@ _REAL_SIMPLE_QUEUE = queue.SimpleQueue
 _REAL_SLEEP = time.sleep
 _REAL_MONOTONIC = time.monotonic
 _REAL_TIME = time.time
+_REAL_THREAD_START = threading.Thread.start
 
 _UNDER_TEST = ("lab.sessions", "lab.mutants")
 """Lab modules that are code under study, not machinery: they get stand-ins like a learner's code."""

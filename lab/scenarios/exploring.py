@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import Any
 
 from lab.engine.atomicity import AtomicityCheck, run_parts
 from lab.engine.explorer import DEFAULT_MAX_SCHEDULES, Execution, Exploration, Explorer
@@ -41,8 +42,8 @@ class ExploreVerdict(StrEnum):
     """Some schedule reached a FORBIDDEN or undeclared outcome, or broke an invariant (and replayed doing so)."""
     INCOMPLETE = "INCOMPLETE"
     """Nothing failed in what was run, but that is not all there is: a preemption bound or the schedule budget cut
-    the search short, or a step the granularity treats as atomic can be split by another actor (the problem line
-    names it and the granularity to re-explore with)."""
+    the search short, a step the granularity treats as atomic can be split by another actor (the problem line
+    names it and the granularity to re-explore with), or an actor started a thread the lab does not see."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,7 @@ def explore_scenario(
     begun = time.perf_counter()
     table = tuple(loaded.cls.outcomes)
     atomicity = AtomicityCheck()
+    started = _FirstThread()
     explorer = scenario_explorer(
         loaded,
         granularity=granularity,
@@ -149,6 +151,7 @@ def explore_scenario(
         progress=progress,
         jobs=jobs,
         atomicity=atomicity,
+        started=started,
     )
     with collector_relaxed(), line_events_kept() if granularity == Granularity.LINE else contextlib.nullcontext():
         found = explorer.explore(done)
@@ -163,10 +166,12 @@ def explore_scenario(
         ExploreVerdict.FAIL
         if failing
         else ExploreVerdict.PASS
-        if found.complete and not split
+        if found.complete and not split and started.first is None
         else ExploreVerdict.INCOMPLETE
     )
-    if split and not failing:
+    if started.first is not None and not failing:
+        problem = started.first.describe()
+    elif split and not failing:
         problem = split.describe(granularity)
     first_variant = variant if variant is not None else next(iter(loaded.cls.variants), "")
     return ScenarioExploration(
@@ -204,10 +209,20 @@ def scenario_explorer(
     progress: Callable[[Exploration], None] | None = None,
     jobs: int | None = 1,
     atomicity: AtomicityCheck | None = None,
+    started: _FirstThread | None = None,
 ) -> Explorer:
     """The explorer of ``loaded`` with these settings, ungraded: what :func:`explore_scenario` runs, and what
     :func:`lab.engine.parallel.split_work` and :func:`~lab.engine.parallel.explore_work` take to spread one
-    exploration over machines (every machine must build it with the same settings)."""
+    exploration over machines (every machine must build it with the same settings). Each run's digest (made where
+    it ran) goes to ``atomicity``, and the first thread an actor started to ``started``."""
+
+    def adopt(parts: list[Any]) -> None:
+        if parts and isinstance(parts[0], _ThreadStarted):
+            if started is not None and started.first is None:
+                started.first = parts[0]
+            parts = parts[1:]
+        if atomicity is not None:
+            atomicity.merge(parts)
 
     def run_once(policy: object) -> tuple[RunResult, str, object]:
         result = run_scenario(
@@ -231,9 +246,43 @@ def scenario_explorer(
         max_schedules=max_schedules,
         progress=progress,
         jobs=jobs,
-        digest=run_parts,
-        adopt=atomicity.merge if atomicity is not None else None,
+        digest=_digest,
+        adopt=adopt if atomicity is not None or started is not None else None,
     )
+
+
+@dataclass(frozen=True)
+class _ThreadStarted:
+    """In some run, ``actor`` started a thread running ``target``: the lab neither schedules that thread nor sees
+    what it touches (a part of a run's digest, ahead of the atomicity check's)."""
+
+    actor: str
+    target: str
+
+    def describe(self) -> str:
+        """One line: what happened, and why the exploration is not complete."""
+        return (
+            f"actor {self.actor} started a thread ({self.target}) that the lab neither schedules nor observes: what it "
+            "touches is in no footprint, so the interleavings explored are not all there are; run that code in an "
+            "actor instead"
+        )
+
+
+@dataclass
+class _FirstThread:
+    """The first thread an actor started, in the search's order (``None``: none did)."""
+
+    first: _ThreadStarted | None = None
+
+
+def _digest(run: RunResult) -> list[Any]:
+    """What a run adds to the checks besides its outcome: the first thread an actor started in it (see
+    :func:`lab.engine.standard._start_thread`), then the atomicity check's parts."""
+    parts: list[Any] = run_parts(run)
+    started = next((event for event in run.trace if event.op == "thread.start"), None)
+    if started is not None:
+        parts.insert(0, _ThreadStarted(started.actor, started.obj))
+    return parts
 
 
 def _as_run(result: ScenarioResult) -> RunResult:
