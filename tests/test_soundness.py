@@ -105,6 +105,10 @@ RACY_TWINS: dict[str, str] = {
     "lab_lock_locked_query": "lab_lock_locked_query_under_lock",
     "sleep_vs_timed_wait": "sleep_within_timed_wait",
     "timed_acquire": "timed_acquire_patient",
+    "signal_then_write": "write_then_signal",
+    "lab_signal_then_write": "lab_write_then_signal",
+    "release_then_write": "write_then_release",
+    "lab_release_then_write": "lab_write_then_release",
 }
 """Each racy program and its correct twin (the same program under one lab lock, or with the race removed)."""
 

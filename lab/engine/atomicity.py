@@ -23,6 +23,15 @@ operations): data accesses do not order steps here, since those are the orders i
 this run's lock order is judged again in the runs that reverse it (the explorer tries every order of conflicting
 lock operations). Data under a lock both accesses hold needs no order at all.
 
+**An operation that lets another actor go on splits the step it opens.** A step S of A that begins with a write of
+a synchronisation object (a release, a set, a put, a semaphore release, a count-down; a lab lock's release, which
+the explorer lets commute, counts as the write of its lock) and then accesses shared state, with an access of
+another actor B ordered after that operation but not after A's next one, conflicting with S's access and no lock in
+common: B's access can fall between the two, and the explorer, which cannot run B before the operation, never puts
+it there. This is found within one run (:func:`_split_after_signal`), since both accesses are in the run that
+ordered them so; a pair ordered by a race the explorer does reverse (two acquisitions of one semaphore) is reported
+too.
+
 **Runs are compared.** What B does concurrently with S depends on the order: in the run where ``first`` commits,
 ``retry`` finds the receipt and touches almost nothing; in the run where ``retry`` goes first it does the whole
 commit. Only together do they show that ``retry``'s commit can fall inside ``first``'s. So what each actor touched is
@@ -69,8 +78,9 @@ from collections.abc import KeysView, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, chain, compress, groupby
 from operator import attrgetter, itemgetter
+from typing import cast
 
-from lab.engine.footprint import ANY_KEY, Entry, Footprint, describe_entry
+from lab.engine.footprint import ANY_KEY, Entry, Footprint, describe_entry, entries_conflict
 from lab.engine.run import Access, Decision, RunResult, RunStatus
 
 _SYNC_KINDS = frozenset({"latch", "event", "barrier", "lock", "condition", "semaphore", "queue"})
@@ -102,15 +112,25 @@ _NONE: frozenset[Entry] = frozenset()
 
 @dataclass(frozen=True)
 class SplitStep:
-    """A step that must not be treated as atomic: ``first`` and ``second`` of one actor, ``other`` in between."""
+    """A step that must not be treated as atomic: ``first`` and ``second`` of one actor, ``other`` in between; or,
+    with ``signal``, the operation that opened the step (``first`` is ``second``, the access after it)."""
 
     first: Access
     second: Access
     other: Access
+    signal: str = ""
 
     def describe(self, granularity: str) -> str:
         """One line: what was touched, where, and what to do."""
         finer = FINER.get(granularity, "instruction")
+        if self.signal:
+            return (
+                f"at {granularity} granularity one step of {self.first.actor} does {self.signal} and then "
+                f"{describe_entry(self.first.entry)} ({_short(self.first.where)}) with no scheduling point between, "
+                f"while {self.other.actor}, which that operation lets go on, may "
+                f"{describe_entry(self.other.entry)} ({_short(self.other.where)}) in between with no lock in "
+                f"common: re-explore with --granularity {finer}"
+            )
         return (
             f"at {granularity} granularity one step of {self.first.actor} does "
             f"{describe_entry(self.first.entry)} ({_short(self.first.where)}) and then "
@@ -125,22 +145,27 @@ RunPart = tuple[tuple[str, int], tuple[_What, ...], tuple[Access, ...], tuple[tu
 windows of the other actors' epochs that ran concurrently with it (empty unless it accessed shared state twice)."""
 
 
-def run_parts(run: RunResult) -> list[RunPart]:
+def run_parts(run: RunResult) -> list[RunPart | SplitStep]:
     """What ``run``'s shared steps add to an :class:`AtomicityCheck`: a function of the run alone, so that the
-    process that ran it can work it out and the one that checks merges it."""
+    process that ran it can work it out and the one that checks merges it. Last, when the run shows one, a step
+    split after the operation that opened it (:func:`_split_after_signal`)."""
     accesses = run.accesses
     if not accesses:
         return []
     decisions = run.decisions
     actors = list(map(_CHOSEN, decisions))
     shared, touched = _shared_accesses(accesses, len(actors))
-    shape = _Shape(actors, decisions, _sync_of(run.step_footprints, len(actors)), touched, run.status in _COMPLETE)
+    sync = _sync_of(run.step_footprints, len(actors))
+    shape = _Shape(actors, decisions, sync, touched, run.status in _COMPLETE)
     opens, around = shape.opens, shape.around
-    parts: list[RunPart] = []
+    parts: list[RunPart | SplitStep] = []
     for step, (content, mine) in shared.items():
         actor = actors[step]
         windows = around(step, actor) if len(mine) >= 2 else ()
         parts.append(((actor, bisect_right(opens[actor], step)), content, mine, windows))
+    signalled = _split_after_signal(actors, sync, run.step_footprints, shared)
+    if signalled is not None:
+        parts.append(signalled)
     return parts
 
 
@@ -159,12 +184,13 @@ class AtomicityCheck:
         self._seen: dict[tuple[_What, ...], _Merged] = {}
         self._same: dict[int, _Merged] = {}  # the same, by the identity of the first tuple of accesses seen
         self._index: dict[str, _Parts] | None = None
+        self._signalled: SplitStep | None = None  # the first step split after its opening operation, if any
 
     def add_run(self, run: RunResult) -> None:
         """Take in one run's accesses."""
         self.merge(run_parts(run))
 
-    def merge(self, parts: Sequence[RunPart]) -> None:
+    def merge(self, parts: Sequence[RunPart | SplitStep]) -> None:
         """Take in what one run's shared steps add (:func:`run_parts`, which a worker process may have worked out).
 
         A part is filed by its accesses: looked up first by the identity of their tuple (``run_parts`` hands out the
@@ -172,7 +198,11 @@ class AtomicityCheck:
         then by value (parts from another process). Either way the same record is found: only the cost differs.
         """
         profiles, seen, candidates, same = self._profiles, self._seen, self._candidates, self._same
-        for place, content, mine, windows in parts:
+        if parts and isinstance(parts[-1], SplitStep):  # only ever last (run_parts)
+            if self._signalled is None:
+                self._signalled = parts[-1]
+            parts = parts[:-1]
+        for place, content, mine, windows in cast(Sequence[RunPart], parts):
             known = same.get(id(content))  # the very tuple seen before (run_parts hands out the first equal one)
             if known is None or known[0] is not content:
                 known = seen.get(content)
@@ -219,7 +249,7 @@ class AtomicityCheck:
                 if split is not None:
                     found.append((_stable(key), other, split))
                     break
-        return min(found, key=lambda item: item[:2])[2] if found else None
+        return min(found, key=lambda item: item[:2])[2] if found else self._signalled
 
     def _by_part(self) -> dict[str, _Parts]:
         """For each actor, every access it was seen to make, by the part of an object it touched, in a stable order."""
@@ -271,6 +301,101 @@ def find_split_step(run: RunResult) -> SplitStep | None:
     check = AtomicityCheck()
     check.add_run(run)
     return check.finding()
+
+
+_RELEASED = "lock-release"
+"""What a lab lock's release writes (``lock-release``, ``<lock>@<actor>``): no synchronisation for the epochs (a
+release there orders nothing), but for :func:`_split_after_signal` a write of the lock, which lets a waiter in."""
+
+
+def _split_after_signal(
+    actors: list[str],
+    sync: list[frozenset[Entry]],
+    footprints: Sequence[Footprint],
+    shared: dict[int, tuple[tuple[_What, ...], tuple[Access, ...]]],
+) -> SplitStep | None:
+    """A step of this run that begins with an operation that lets another actor go on (a release, a set, a put, a
+    count-down: a write of a synchronisation object) and then accesses shared state, and an access of another actor
+    ordered after that operation but not after the actor's next one, which conflicts with it with no lock in
+    common. The explorer cannot put that access between the operation and the step's own access, which threads
+    can: the step must be split (a race between probes). A pair whose operations this run orders by a race the
+    explorer reverses (two acquisitions of a semaphore) is reported too: a little more than it must.
+
+    Happens-before is the one :meth:`_Shape._sync_order` works out, over the operations only, with a lab lock's
+    release taken as the write of its lock it is. Steps with shared accesses and such an operation are few: most
+    runs end at the first loop.
+    """
+    entries: dict[int, frozenset[Entry]] = {}
+    for i, footprint in enumerate(footprints[: len(actors)]):
+        found = sync[i]
+        if _RELEASED in map(_THING, footprint):
+            found = found | {
+                ("lock", key.rpartition("@")[0], mode) for thing, key, mode in footprint if thing == _RELEASED
+            }
+        if found:
+            entries[i] = found
+    signals = [i for i in shared if i in entries and any(entry[2] == "w" for entry in entries[i])]
+    if not signals:
+        return None
+    clocks: dict[int, dict[str, int]] = {}
+    last: dict[str, int] = {}
+    writer: dict[tuple[str, str], int] = {}
+    readers: dict[tuple[str, str], list[int]] = {}
+    synced: dict[str, list[int]] = {}
+    for i in sorted(entries):
+        actor = actors[i]
+        before = last.get(actor)
+        clock = dict(clocks[before]) if before is not None else {}
+        joined: set[int] = set()
+        for thing, key, mode in entries[i]:
+            if (thing, key) in writer:
+                joined.add(writer[(thing, key)])
+            if mode == "w":
+                joined.update(readers.get((thing, key), ()))
+        for m in joined:
+            for who, tick in clocks[m].items():
+                if clock.get(who, -1) < tick:
+                    clock[who] = tick
+        for thing, key, mode in entries[i]:
+            if mode == "w":
+                writer[(thing, key)] = i
+                readers.pop((thing, key), None)
+            else:
+                readers.setdefault((thing, key), []).append(i)
+        clock[actor] = i
+        clocks[i] = clock
+        last[actor] = i
+        synced.setdefault(actor, []).append(i)
+    steps_of: dict[str, list[int]] = {}
+    for step in sorted(shared):
+        steps_of.setdefault(actors[step], []).append(step)
+    knowing: dict[tuple[str, str], list[int]] = {}  # (other, actor): the last step of actor each of other's knows
+    for signal in sorted(signals):
+        actor = actors[signal]
+        mine: dict[str, list[Access]] | None = None  # the step's accesses by what they touched, once needed
+        for other, theirs in synced.items():
+            if other == actor:
+                continue
+            known = knowing.get((other, actor))
+            if known is None:
+                known = knowing[(other, actor)] = [clocks[k].get(actor, -1) for k in theirs]
+            low, high = bisect_left(known, signal), bisect_right(known, signal)
+            if low == high:  # none of its operations follows this one without following the actor's next one
+                continue
+            begin, end = theirs[low], theirs[high] if high < len(theirs) else len(actors)
+            steps = steps_of.get(other, [])
+            if mine is None:
+                mine = {}
+                for own in shared[signal][1]:
+                    mine.setdefault(own[2][0], []).append(own)
+            for step in steps[bisect_left(steps, begin) : bisect_left(steps, end)]:
+                for access in shared[step][1]:
+                    entry = access[2]
+                    for own in mine.get(entry[0], ()):
+                        if entries_conflict(own[2], entry) and not own[4] & access[4]:
+                            operation = min(entry for entry in entries[signal] if entry[2] == "w")
+                            return SplitStep(own, own, access, describe_entry(operation))
+    return None
 
 
 def _sync_entries(footprint: Footprint) -> frozenset[Entry]:
