@@ -117,7 +117,9 @@ def test_a_forger_who_recomputes_sums_breaks_the_signature(
     code, report = _report(str(ev), "--allowed-signers", str(keys["alice"][1]), capsys=capsys)
     assert code == 1
     assert [(p["file"], p["reason"].split(":")[0]) for p in report["problems"]] == [
-        ("SHA256SUMS.sig", "does not verify for alice@example.org in namespace concurrency-lab-evidence")
+        # the added space is seen twice: run.json is no longer the bytes the lab writes, and no longer signed
+        ("run.json", "is not written the way the lab writes records (sorted keys, two-space indent, UTF-8, newline)"),
+        ("SHA256SUMS.sig", "does not verify for alice@example.org in namespace concurrency-lab-evidence"),
     ]
 
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lab.evidence.records.findings import Problem
-from lab.evidence.records.records import parse_json
+from lab.evidence.records.records import dump_json, parse_json
 from lab.evidence.records.safefs import MIB, FolderReader, Unreadable
 from lab.evidence.records.schema import NONE, Rule, field_problems
 
@@ -26,7 +26,12 @@ def load_record(
     optional: Mapping[str, Rule] = NONE,
 ) -> dict[str, Any] | None:
     """Read and parse one JSON record and check its fields (``optional`` ones when present); ``None`` (with
-    problems) when it cannot be used."""
+    problems) when it cannot be used.
+
+    The lab writes every record with :func:`~lab.evidence.records.records.dump_json`, so a record must be exactly
+    those bytes: two records that parse alike (spaces, key order, escapes) are one record, and a reader other than
+    this one (``jq``, a person) never sees a different file from the one the audit read. A record that is not is a
+    problem, and still read, so its fields are checked too."""
     if rel not in listing:
         problems.append(Problem(rel, "missing: every evidence folder has one"))
         return None
@@ -41,6 +46,12 @@ def load_record(
     if not isinstance(value, dict):
         problems.append(Problem(rel, "is JSON, but not an object"))
         return None
+    if dump_json(value) != data:
+        problems.append(
+            Problem(
+                rel, "is not written the way the lab writes records (sorted keys, two-space indent, UTF-8, newline)"
+            )
+        )
     reasons = field_problems(value, fields, optional)
     problems.extend(Problem(rel, reason) for reason in reasons)
     return None if reasons else value

@@ -29,14 +29,34 @@ def dump_json(value: Json) -> bytes:
     return (json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
+class DuplicateKey(ValueError):
+    """An object names one key twice: Python's reader keeps the last value, another reader may keep the first, so
+    such a record says two things at once (``"status": "FAIL"`` read by one, ``"PASS"`` by the other)."""
+
+
+def unique_keys(pairs: list[tuple[str, Json]]) -> dict[str, Json]:
+    """The ``object_pairs_hook`` of every JSON read from a folder or a child: it raises :class:`DuplicateKey`."""
+    made = dict(pairs)
+    if len(made) != len(pairs):  # the rare case pays for finding which key
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(f"names the key {json.dumps(key, ensure_ascii=True)[:60]} twice in one object")
+            seen.add(key)
+    return made
+
+
 def parse_json(data: bytes) -> Json:
-    """Parse JSON bytes, or raise ``ValueError`` whose message says in one line what is wrong with them."""
+    """Parse JSON bytes, or raise ``ValueError`` whose message says in one line what is wrong with them; an object
+    with a key twice is refused (:class:`DuplicateKey`), whichever value a reader would keep."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ValueError(f"is not UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start})") from None
     try:
-        return json.loads(text, parse_constant=refuse_constant)
+        return json.loads(text, parse_constant=refuse_constant, object_pairs_hook=unique_keys)
+    except DuplicateKey as error:  # before ValueError, which it subclasses
+        raise ValueError(f"is not usable JSON: it {error}") from None
     except NotJsonNumber as error:  # before ValueError, which it subclasses
         raise ValueError(f"is not valid JSON: {error}") from None
     except json.JSONDecodeError as error:  # before ValueError, which it subclasses
@@ -48,6 +68,11 @@ def parse_json(data: bytes) -> Json:
         raise ValueError("nests JSON too deeply to be read") from None
     except ValueError as error:  # an integer too long to convert, for one
         raise ValueError(f"is not usable JSON: {str(error).splitlines()[0]}") from None
+
+
+def same_json(one: object, two: object) -> bool:
+    """Equal as JSON: ``true`` is not ``1`` and ``1.0`` is not ``1`` here, as they are for Python's ``==``."""
+    return json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)
 
 
 def sha256(data: bytes) -> str:

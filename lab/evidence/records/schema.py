@@ -21,6 +21,7 @@ from lab.text import shorten
 Rule = tuple[Callable[[Any], bool], str]
 
 _HEX = re.compile(r"[0-9a-f]{64}")
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def _is_count(value: Any) -> bool:
@@ -37,6 +38,20 @@ def _is_str_map(value: Any) -> bool:
 
 def _is_str_list(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _is_git(value: Any) -> bool:
+    """``run.json``'s ``git``: a lowercase SHA-1 or SHA-256 commit, ``dirty``, and (absent from folders written
+    before it) ``changed_files``, which is 0 exactly when the checkout is not dirty; nothing else."""
+    if not isinstance(value, dict) or not value.keys() <= {"commit", "dirty", "changed_files"}:
+        return False
+    commit, dirty = value.get("commit"), value.get("dirty")
+    if not (isinstance(commit, str) and _COMMIT.fullmatch(commit) and isinstance(dirty, bool)):
+        return False
+    if "changed_files" not in value:
+        return True
+    changed = value["changed_files"]
+    return _is_count(changed) and dirty == (changed > 0)
 
 
 def _objects(value: Any, fields: Mapping[str, Rule], optional: Mapping[str, Rule] | None = None) -> bool:
@@ -135,8 +150,8 @@ RUN_FIELDS: Mapping[str, Rule] = {
     "network_requests": COUNT,
     "status": (_one_of("PASS", "FAIL"), "PASS or FAIL"),
     "git": (
-        lambda v: v is None or (isinstance(v, dict) and not field_problems(v, {"commit": STR, "dirty": BOOL})),
-        "null or an object with commit and dirty",
+        lambda v: v is None or _is_git(v),
+        "null or {commit: a hex commit, dirty: true or false, changed_files: a count, none exactly when not dirty}",
     ),
 }
 

@@ -38,7 +38,7 @@ from lab.evidence.records.layout import (
     source_path,
     trace_path,
 )
-from lab.evidence.records.records import request_lines, sha256
+from lab.evidence.records.records import request_lines, result_record, same_json, sha256, unique_keys
 from lab.evidence.records.schema import is_name
 from lab.evidence.records.text import first_difference, refuse_constant, shown
 from lab.evidence.reexecute.child import Code, run_child
@@ -73,6 +73,9 @@ class Expected:
     run_status: str
     watchdog_seconds: float | None = None
     options: Mapping[str, str] = field(default_factory=dict)
+    result: Mapping[str, Any] | None = None
+    """The whole ``result.json``: every field but its ``timing`` must come out of the re-execution the same, as
+    JSON (its lesson, checks, expected outcomes, state, errors, ...: the words a report shows, not only the verdict)."""
 
 
 def default_timeout(
@@ -125,6 +128,14 @@ def rerun(
         return summary(RerunStatus.FAILED, problems[0].reason), problems
     for item in expected:
         problems.extend(_compare(item, report["results"].get(item.name)))
+    if any(isinstance(got, dict) and "trace" in got and "record" not in got for got in report["results"].values()):
+        problems.append(
+            Problem(
+                source_path("lab/evidence/reexecute/rerun.py"),
+                "the re-executed code does not report whole results, so their lessons, checks, expected outcomes, "
+                "state and errors could not be compared with result.json",
+            )
+        )
     if (explorations or kill_matrix is not None) and not isinstance(report.get("explorations"), list):
         problems.append(
             Problem(
@@ -163,7 +174,7 @@ def _what(
 
 def _read_report(output: bytes, code: Code) -> tuple[dict[str, Any] | None, list[Problem]]:
     try:
-        report = json.loads(output.decode("utf-8"), parse_constant=refuse_constant)
+        report = json.loads(output.decode("utf-8"), parse_constant=refuse_constant, object_pairs_hook=unique_keys)
     except (ValueError, RecursionError):  # not UTF-8, not JSON
         return None, [Problem(SOURCES, "re-execution did not print its JSON report")]
     if (
@@ -197,14 +208,62 @@ def _compare(item: Expected, got: object) -> list[Problem]:
         ("verdict", item.verdict),
         ("run_status", item.run_status),
     ):
-        if got.get(key) != recorded:
+        if not same_json(got.get(key), recorded):
             problems.append(
                 Problem(
                     result_path(item.name),
                     f"re-execution gave {key} {shown(got.get(key), 100)}; recorded {shown(recorded, 100)}",
                 )
             )
+    fresh = got.get("record")
+    if item.result is not None and isinstance(fresh, dict):
+        for key in sorted((item.result.keys() | fresh.keys()) - _COMPARED_APART):
+            if (
+                key in item.result
+                and key in fresh
+                and same_json(*(_comparable(key, m[key]) for m in (fresh, item.result)))
+            ):
+                continue
+            problems.append(
+                Problem(result_path(item.name), "re-execution gave " + _difference(key, fresh, item.result))
+            )
     return problems
+
+
+def _comparable(key: str, value: object) -> object:
+    """``value`` as it is compared: ``errors`` by each actor's exception, the last line of its traceback, since
+    the frames above it name files outside the checkout (the standard library's) by their absolute path, and those
+    differ between machines; every other field as it is."""
+    if key != "errors" or not isinstance(value, dict):
+        return value
+    return {actor: _last_line(text) for actor, text in value.items()}
+
+
+def _last_line(text: object) -> object:
+    if not isinstance(text, str):
+        return text
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _difference(key: str, fresh: Mapping[str, Any], recorded: Mapping[str, Any]) -> str:
+    """How field ``key`` differs, in words: the first item that differs when both are lists."""
+    if key not in fresh or key not in recorded:
+        again, was = (shown(side[key], 100) if key in side else "no such field" for side in (fresh, recorded))
+        return f"{key} {again}; recorded {was}"
+    again, was = fresh[key], recorded[key]
+    if isinstance(again, list) and isinstance(was, list):
+        pairs = list(zip(again, was, strict=False))
+        index = next((i for i, (a, b) in enumerate(pairs) if not same_json(a, b)), None)
+        if index is not None:
+            return f"{key} item {index + 1} {shown(again[index], 100)}; recorded {shown(was[index], 100)}"
+        return f"{len(again)} {key}; recorded {len(was)}"
+    return f"{key} {shown(again, 100)}; recorded {shown(was, 100)}"
+
+
+_COMPARED_APART = frozenset({"timing", "outcomes", "verdict", "run_status", "trace_sha256", "requests_sha256"})
+"""Fields of ``result.json`` the whole-record comparison leaves out: ``timing`` (the clock), and those compared
+above, or against the files, on their own."""
 
 
 def _requests_digest(got: dict[str, Any]) -> object:
@@ -269,6 +328,8 @@ def main() -> int:
                 results[name] = {"broken": result.problem}
                 continue
             trace = encode_trace(result.trace)
+            record = result_record(result, trace, request_lines(result.requests), root=home.parent)
+            assert isinstance(record, dict)
             results[name] = {
                 "trace": trace.decode("utf-8"),
                 "trace_sha256": sha256(trace),
@@ -277,6 +338,7 @@ def main() -> int:
                 "outcomes": dict(result.outcomes),
                 "verdict": str(result.verdict),
                 "run_status": result.run_status,
+                "record": {key: value for key, value in record.items() if key != "timing"},
             }
         if request.get("explorations") or request.get("kill_matrix") is not None:
             from lab.evidence.reexecute.reexplore import reexplore

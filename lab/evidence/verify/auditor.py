@@ -386,6 +386,7 @@ def _expected(scenario: ScenarioEvidence) -> Expected | None:
         run_status=result["run_status"],
         watchdog_seconds=float(watchdog) if watchdog is not None else None,
         options={"variant": result["variant"], "granularity": result["granularity"]},
+        result=result,
     )
 
 

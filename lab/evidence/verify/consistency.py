@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from lab.engine.trace import TraceEvent
@@ -32,11 +32,13 @@ from lab.evidence.records.layout import (
 )
 from lab.evidence.records.loading import LINES_CAP, load_record
 from lab.evidence.records.loading import read_file as _read
-from lab.evidence.records.records import FORMAT, sha256
+from lab.evidence.records.records import FORMAT, same_json, sha256
 from lab.evidence.records.safefs import FolderReader, printable
 from lab.evidence.records.schema import (
     AUDIT_FIELDS,
     AUDIT_OPTIONAL,
+    CHECK_FIELDS,
+    CHECK_OPTIONAL,
     RESULT_FIELDS,
     RESULT_OPTIONAL,
     RUN_FIELDS,
@@ -79,6 +81,8 @@ def check_consistency(
     """Check the layout, every record, and the records against each other; return what parsed."""
     _check_layout(listing, problems, self_audit=self_audit)
     run = load_record(reader, listing, RUN, RUN_FIELDS, problems, RUN_OPTIONAL)
+    if run is not None:
+        _check_known(RUN, run, {*RUN_FIELDS, *RUN_OPTIONAL}, problems)
     if run is not None and run["format"] != FORMAT:
         problems.append(
             Problem(RUN, f"format {printable(str(run['format']))!r} is not {FORMAT!r}, the one this auditor reads")
@@ -113,6 +117,17 @@ def _check_layout(listing: Mapping[str, str], problems: list[Problem], *, self_a
     )
 
 
+def _check_known(
+    rel: str, record: Mapping[str, Any], known: set[str], problems: list[Problem], *, within: str = ""
+) -> None:
+    """A record holds the fields of its table and no other (docs/evidence.md): a field the lab never writes says
+    something no check reads."""
+    for key in sorted(record.keys() - known):
+        problems.append(
+            Problem(rel, f"{within + ' has' if within else 'has'} a field the lab never writes: {shown(key)}")
+        )
+
+
 def _scenario_folders(listing: Mapping[str, str]) -> list[str]:
     return sorted({where[0] for where in map(parse_scenario_path, listing) if where is not None})
 
@@ -127,6 +142,9 @@ def _check_scenario(
         problems.append(Problem(trace_rel, "missing: every scenario has a trace"))
     events = parse_trace(trace, trace_rel, problems) if trace is not None else None
     if result is not None:
+        _check_known(result_rel, result, {*RESULT_FIELDS, *RESULT_OPTIONAL}, problems)
+        for check in result["checks"]:
+            _check_known(result_rel, check, {*CHECK_FIELDS, *CHECK_OPTIONAL}, problems, within="a check")
         if result["name"] != name:
             problems.append(
                 Problem(result_rel, f"names scenario {printable(result['name'])!r}, but it is in {scenario_dir(name)}/")
@@ -217,7 +235,7 @@ def _check_run(
     # folders written before SKIPPED existed neither count it nor have one
     words = [word for word in Verdict if word is not Verdict.SKIPPED or word in run["verdicts"] or word in verdicts]
     counted = {str(word): verdicts.count(word) for word in words}
-    if run["verdicts"] != counted:
+    if not same_json(run["verdicts"], counted):
         problems.append(Problem(RUN, f"verdicts {shown(run['verdicts'])} differ from the results' {counted}"))
     calls = sum(r["transport_calls"] for r in results if r is not None)
     if run["transport_calls"] != calls:
@@ -233,20 +251,50 @@ def _check_run(
 
 
 def _check_times(run: Mapping[str, Any], problems: list[Problem]) -> None:
-    try:
-        started = datetime.fromisoformat(run["started"].replace("Z", "+00:00"))
-        ended = datetime.fromisoformat(run["ended"].replace("Z", "+00:00"))
-    except ValueError:
-        problems.append(Problem(RUN, "started or ended is not an ISO 8601 time"))
+    """``started`` and ``ended`` are UTC times exactly as the lab writes them, and ``duration_seconds`` is the
+    difference the lab records (rounded to microseconds, a number with a fraction)."""
+    moments = [_utc_time(run[key]) for key in ("started", "ended")]
+    started, ended = moments
+    if started is None or ended is None:
+        problems.append(
+            Problem(RUN, "started or ended is not a UTC time written as the lab writes it (ISO 8601, microseconds, Z)")
+        )
         return
     if ended < started:
         problems.append(Problem(RUN, "ended is before started"))
+    duration = round((ended - started).total_seconds(), 6)
+    if not same_json(run["duration_seconds"], duration):
+        problems.append(
+            Problem(RUN, f"duration_seconds is {shown(run['duration_seconds'])}, but ended - started is {duration}")
+        )
+
+
+def _utc_time(text: str) -> datetime | None:
+    """The moment ``text`` names, if it is written the way :mod:`lab.evidence.records.records` writes one."""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None or moment.astimezone(UTC).isoformat(timespec="microseconds") != text.replace(
+        "Z", "+00:00"
+    ):
+        return None
+    return moment if text.endswith("Z") else None
 
 
 def _check_started(reader: FolderReader, listing: Mapping[str, str], problems: list[Problem]) -> None:
+    """``started.json`` is read for its format only: the library lets a caller make the folder at another moment than
+    the one it records as ``run.json``'s ``started``, so the two need not agree."""
     record = load_record(reader, listing, STARTED, STARTED_FIELDS, problems)
-    if record is not None and record["format"] != FORMAT:
+    if record is None:
+        return
+    _check_known(STARTED, record, set(STARTED_FIELDS), problems)
+    if record["format"] != FORMAT:
         problems.append(Problem(STARTED, f"format {printable(record['format'])!r} is not {FORMAT!r}"))
+    if _utc_time(record["started"]) is None:
+        problems.append(
+            Problem(STARTED, "started is not a UTC time written as the lab writes it (ISO 8601, microseconds, Z)")
+        )
 
 
 def _check_audit(reader: FolderReader, listing: Mapping[str, str], problems: list[Problem]) -> None:
