@@ -85,6 +85,7 @@ RACY_TWINS: dict[str, str] = {
     "class_default_set_up": "class_default_set_up_locked",
     "globals_dict": "globals_dict_locked",
     "missing_key_subclass": "missing_key_subclass_locked",
+    "comprehension_global": "comprehension_global_locked",
     "walrus_global": "walrus_global_locked",
     "walrus_nonlocal": "walrus_nonlocal_locked",
     "for_target_global": "for_target_global_locked",

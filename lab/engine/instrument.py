@@ -133,6 +133,9 @@ class _Rewriter(ast.NodeTransformer):
 
     # -- scopes ----------------------------------------------------------------------------------------------------
 
+    def _has_table(self, node: ast.AST, name: str) -> bool:
+        return ("function", name, getattr(node, "lineno", 0)) in self._tables
+
     def _enter(self, node: ast.AST, kind: str, name: str) -> None:
         table = self._tables.get((kind, name, getattr(node, "lineno", 0)))
         parent = self._scopes[-1].path + "." if self._scopes else ""
@@ -191,7 +194,13 @@ class _Rewriter(ast.NodeTransformer):
     ) -> ast.AST:
         first, *rest = node.generators
         first.iter = self._iterated(self.visit(first.iter), bool(first.is_async))  # evaluated in the enclosing scope
-        self._enter(node, "function", kind)
+        # Python 3.12 inlines list, set and dict comprehensions (PEP 709): they have no symbol table of their own, and
+        # their names are the enclosing function's (a global read or a walrus store inside is the function's)
+        inlined = bool(self._scopes) and kind != "genexpr" and not self._has_table(node, kind)
+        if inlined:
+            self._scopes.append(self._scopes[-1])
+        else:
+            self._enter(node, "function", kind)
         try:
             for target in node.generators:
                 target.target = self._target(target.target)
