@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from lab.engine.trace import Json
+from lab.errors import LabError
 from lab.evidence.records.exploration import summary_fails
 from lab.evidence.records.text import NotJsonNumber, refuse_constant
 from lab.scenarios.loader import BrokenScenario
@@ -29,7 +30,7 @@ def dump_json(value: Json) -> bytes:
     return (json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
-class DuplicateKey(ValueError):
+class DuplicateKey(LabError, ValueError):
     """An object names one key twice: Python's reader keeps the last value, another reader may keep the first, so
     such a record says two things at once (``"status": "FAIL"`` read by one, ``"PASS"`` by the other)."""
 

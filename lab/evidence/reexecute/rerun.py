@@ -1,3 +1,4 @@
+# size: one comparison of a re-executed run with its record, field by field (child protocol, results, traces)
 """Re-execution: run every scenario again and compare, here, with what was recorded.
 
 Two halves of one protocol live here. :func:`rerun` (the auditor's side) starts a child interpreter

@@ -1,3 +1,4 @@
+# size: one pass that checks every record of a folder against the others and against its own trace
 """Consistency: every record parses, has its fields, and agrees with the others and with its own trace.
 
 These cross-checks are what catch a tamper that rewrote ``SHA256SUMS`` to cover its tracks: an outcome edited in a
