@@ -7,14 +7,9 @@ must not borrow the audited code's idea of the format. ``rerender`` uses the lab
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 
 def reseal(folder: Path) -> None:
@@ -31,19 +26,6 @@ def rewrite(folder: Path, rel: str, record: object) -> None:
     """Write ``record`` back as the lab writes JSON (sorted keys, two-space indent, UTF-8, a newline)."""
     text = json.dumps(record, sort_keys=True, ensure_ascii=False, indent=2) + "\n"
     (folder / rel).write_text(text, encoding="utf-8")
-
-
-@contextlib.contextmanager
-def assembled_by_hand() -> Iterator[None]:
-    """For folders a test assembles by hand with ``write_evidence`` (results, explorations and a kill matrix no one
-    command makes): the audit takes their recorded command as no command at all, so it neither parses it nor
-    derives from it which scenarios, explorations and kill matrix the folder must hold. Every other check stands;
-    the derivation itself is tested on folders ``run.py`` writes (tests/test_evidence_command.py)."""
-    import lab.evidence.verify.auditor as auditor
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(auditor, "parse_command", lambda run, problems: None)
-        yield
 
 
 def rerender(folder: Path) -> None:
@@ -71,10 +53,3 @@ def rerender(folder: Path) -> None:
     for name, data in render_documents(run, results, broken, explored).items():
         if (folder / name).exists():
             (folder / name).write_bytes(data)
-
-
-def edit_json(folder: Path, rel: str, change: Callable[[Any], None]) -> None:
-    """Change one record and write it back the way the lab writes JSON."""
-    record = json.loads((folder / rel).read_text(encoding="utf-8"))
-    change(record)
-    (folder / rel).write_text(json.dumps(record, sort_keys=True, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

@@ -24,7 +24,7 @@ from lab.scenarios.kill_matrix import KillMatrix, build_kill_matrix
 from lab.scenarios.loader import LoadedScenario, load
 from lab.scenarios.runner import ScenarioResult, run_scenario
 from tests.evidence_checkout import FROZEN, frozen_checkout
-from tests.forging import assembled_by_hand, reseal
+from tests.forging import reseal
 from tests.test_evidence_schema import field_report
 
 SETTINGS = {"granularities": ["probe", "line"], "preemption_bound": None, "max_schedules": 20_000}
@@ -41,13 +41,6 @@ def _frozen() -> Iterator[Path]:
     """Write from, and audit against, one frozen copy of the checkout (see tests/evidence_checkout.py)."""
     with frozen_checkout() as path:
         yield path
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _by_hand() -> Iterator[None]:
-    """The folders here are assembled by hand, not by a command (see tests/forging.py)."""
-    with assembled_by_hand():
-        yield
 
 
 @dataclass(frozen=True)

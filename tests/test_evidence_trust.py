@@ -289,8 +289,7 @@ class TestTheFolderIsNeverWritten:
         assert isinstance(loaded, LoadedScenario), loaded
         now = datetime.now(UTC)
         folder = create_evidence_folder(tmp_path / "ev", started=now)
-        command = ["run.py", "--out", str(folder)]
-        report = write_evidence(folder, [run_scenario(loaded)], [], root=root, command=command, started=now, ended=now)
+        report = write_evidence(folder, [run_scenario(loaded)], [], root=root, command=["t"], started=now, ended=now)
         assert report.ok and report.rerun.status == "MATCHED", report.problems
         independent = audit(folder, checkout=root, rerun=False)
         assert independent.ok, independent.problems

@@ -28,7 +28,7 @@ from lab.scenarios.exploring import explore_scenario
 from lab.scenarios.loader import LoadedScenario, load
 from lab.scenarios.runner import ScenarioResult, run_scenario
 from tests.evidence_checkout import FROZEN, frozen_checkout
-from tests.forging import assembled_by_hand, reseal
+from tests.forging import reseal
 
 SCENARIOS = ("out_of_order_commit", "synchronized_fast_first_deadlocks", "race_two_requests")
 CHROMIUM = Path("/usr/bin/chromium")
@@ -48,13 +48,6 @@ def _frozen() -> Iterator[Path]:
     """Write from, and audit against, one frozen copy of the checkout (see tests/evidence_checkout.py)."""
     with frozen_checkout() as path:
         yield path
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _by_hand() -> Iterator[None]:
-    """The folders here are assembled by hand, not by a command (see tests/forging.py)."""
-    with assembled_by_hand():
-        yield
 
 
 def _load(name: str) -> LoadedScenario:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lab.evidence.records.findings import Problem
-from lab.evidence.records.layout import EXPLORE, KILL_MATRIX, RUN, scenario_source_path
+from lab.evidence.records.layout import KILL_MATRIX, scenario_source_path
 from lab.evidence.records.safefs import printable
 from lab.evidence.records.text import cell_name, shown
 from lab.text import one_line
@@ -45,9 +45,6 @@ the settings it was asked to explore with). ``counts`` is absent from records wr
 it is compared as ``null``, so deleting it from a record the compared code would count is a difference too."""
 _CELL = ("status", "schedules", "schedule", "why")
 _MATRIX = ("variants", "scenarios", "correct", "granularities", "max_schedules")
-_PLAN = ("names", "variant", "granularities", "preemption_bound", "max_schedules", "recorded")
-PLAN_SECONDS = 5.0
-"""Time re-execution allows for deriving the plan: loading every archived scenario file once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,27 +60,12 @@ class ExpectedExploration:
         return {"file": self.file, **{key: self.record[key] for key in keys}}
 
 
-def planned(record: Mapping[str, Any] | None, plan: Mapping[str, Any]) -> dict[str, Any]:
-    """What the auditor hands re-execution as its ``kill_matrix`` when the run's command explored: the kill matrix
-    ``record`` (``None`` when the folder has none) and the ``plan``, what the command asked for (``names``,
-    ``variant``, ``granularities``, ``preemption_bound``, ``max_schedules``) and which explorations the folder
-    holds (``recorded``: ``[name, granularity, variant, file]``). Which explorations and which kill matrix the command made
-    depends on the scenarios' code (which are pinned, which declare variants, whose setup raises), so the child
-    derives them with the campaign's own planning; nothing of it is taken from the records."""
-    return {"record": record, "plan": dict(plan)}
-
-
-def kill_matrix_request(expected: Mapping[str, Any]) -> dict[str, Any]:
-    """What the child needs to derive the explorations and rebuild the kill matrix: the plan, never the record's
-    scenarios, granularities or ``partial`` (those are what is checked). A bare record (no plan) is rebuilt over
-    its own lists, as before plans existed."""
-    if "plan" not in expected:
-        wanted = {key: expected[key] for key in ("scenarios", "granularities", "max_schedules")}
-        if expected.get("partial") is True:
-            wanted["partial"] = True
-        return wanted
-    plan = expected["plan"]
-    return {"plan": {key: plan[key] for key in _PLAN}}
+def kill_matrix_request(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What the child needs to rebuild the kill matrix."""
+    wanted = {key: record[key] for key in ("scenarios", "granularities", "max_schedules")}
+    if record.get("partial") is True:
+        wanted["partial"] = True
+    return wanted
 
 
 def allowance(explorations: Sequence[ExpectedExploration], kill_matrix: Mapping[str, Any] | None) -> float:
@@ -91,11 +73,8 @@ def allowance(explorations: Sequence[ExpectedExploration], kill_matrix: Mapping[
     the kill matrix (which records no time) a fiftieth of a second per schedule and half a second per cell; capped,
     so a tampered timing cannot make the audit wait for ever."""
     seconds = sum(3.0 * max(float(item.record["timing"]["seconds"]), 0.0) + 1.0 for item in explorations)
-    record = kill_matrix.get("record") if kill_matrix is not None and "plan" in kill_matrix else kill_matrix
-    if kill_matrix is not None and "plan" in kill_matrix:
-        seconds += PLAN_SECONDS
-    if record is not None:
-        seconds += sum(0.02 * cell["schedules"] + 0.5 for cell in record["cells"])
+    if kill_matrix is not None:
+        seconds += sum(0.02 * cell["schedules"] + 0.5 for cell in kill_matrix["cells"])
     return min(seconds, ALLOWANCE_CAP_SECONDS)
 
 
@@ -129,9 +108,7 @@ def reexplore(root: Path, request: Mapping[str, Any]) -> dict[str, Any]:
         answers.append(exploration_record(found, default_variant=bool(item.get("default_variant"))))
     report: dict[str, Any] = {"explorations": answers}
     wanted = request.get("kill_matrix")
-    if isinstance(wanted, dict) and "plan" in wanted:
-        report["kill_matrix"] = _plan(root, wanted["plan"])
-    elif wanted is not None:
+    if wanted is not None:
         races = [_load(root, name, loaded) for name in wanted["scenarios"]]
         failed = next((race for race in races if isinstance(race, str)), None)
         if failed is not None:
@@ -148,51 +125,6 @@ def reexplore(root: Path, request: Mapping[str, Any]) -> dict[str, Any]:
             except Exception as error:
                 report["kill_matrix"] = {"error": one_line(error)}
     return report
-
-
-def _plan(root: Path, plan: Mapping[str, Any]) -> dict[str, Any]:
-    """The child's side of a plan: the explorations the command made, in order, and the kill matrix it built (or
-    ``None``), derived as the campaign derives them (:func:`lab.campaign.exploring.plan`).
-
-    An exploration the folder holds is taken as made (re-exploration checks it); one it lacks is tried with a
-    budget of one schedule: the campaign skips a scenario's remaining granularities when exploring it raises
-    :class:`~lab.errors.ScenarioError` (its setup fails), and only then may it be absent."""
-    from lab.campaign.exploring import plan as make_plan
-    from lab.campaign.interface import ExploreSettings
-    from lab.errors import ScenarioError
-    from lab.evidence.records.exploration import kill_matrix_record
-    from lab.scenarios.exploring import explore_scenario
-    from lab.scenarios.kill_matrix import build_kill_matrix, race_scenario
-
-    try:
-        granularities = tuple(plan["granularities"])
-        settings = ExploreSettings(granularities, plan["preemption_bound"], plan["max_schedules"], plan["variant"])
-        chosen = make_plan(root / "scenarios", list(plan["names"]), settings)
-        recorded = {(entry[0], entry[1]) for entry in plan["recorded"]}  # whatever variant: checked by the auditor
-        made: list[list[str]] = []
-        for item in chosen.to_explore:
-            for granularity in granularities:
-                if (item.name, granularity) not in recorded:
-                    try:
-                        explore_scenario(
-                            item,
-                            granularity=granularity,
-                            variant=settings.variant,
-                            preemption_bound=settings.preemptions,
-                            max_schedules=1,
-                        )
-                    except ScenarioError:
-                        break
-                made.append([item.name, granularity, settings.variant or next(iter(item.cls.variants), "")])
-        races = [item for item in chosen.to_explore if race_scenario(item)]
-        matrix = None
-        if races and settings.variant is None:
-            partial = {race.name for race in races} != chosen.all_races
-            built = build_kill_matrix(races, max_schedules=settings.max_schedules, partial=partial)
-            matrix = kill_matrix_record(built, max_schedules=settings.max_schedules)
-    except Exception as error:  # the archive's own failure, or a command the campaign refuses: a difference
-        return {"error": one_line(error)}
-    return {"planned": made, "matrix": matrix}
 
 
 def _load(root: Path, name: object, loaded: dict[str, Any]) -> Any:
@@ -225,54 +157,8 @@ def compare_exploration(item: ExpectedExploration, got: object) -> list[Problem]
     return problems
 
 
-def compare_kill_matrix(expected: Mapping[str, Any], got: object) -> list[Problem]:
-    """One problem per list, cell and problem of the kill matrix that the rebuilt one ``got`` differs in; with a
-    plan (:func:`planned`), also one per exploration the command made that the folder lacks or holds without the
-    command having made it, and a kill matrix missing or present against the command."""
-    if "plan" not in expected:
-        return _compare_matrix(expected, got)
-    if not isinstance(got, dict) or "error" in got:
-        reason = f": {printable(str(got['error']))}" if isinstance(got, dict) else ""
-        return [Problem(RUN, f"re-execution could not derive the explorations its command makes{reason}")]
-    made, matrix = got.get("planned"), got.get("matrix")
-    if not isinstance(made, list):
-        return [Problem(RUN, "the re-executed code does not derive the explorations its command makes")]
-    plan, record = expected["plan"], expected["record"]
-    problems = []
-    made_keys = [tuple(map(str, entry)) for entry in made if isinstance(entry, list) and len(entry) == 3]
-    recorded = {(entry[0], entry[1], entry[2]): entry[3] for entry in plan["recorded"]}
-    for name, granularity, variant in made_keys:
-        if (name, granularity, variant) not in recorded:
-            over = f" over {printable(variant)}" if variant else ""
-            problems.append(
-                Problem(
-                    f"{EXPLORE}{printable(name)}/",
-                    f"missing: the command run.json records explores {printable(name)} at {printable(granularity)}"
-                    f"{over}",
-                )
-            )
-    for key, file in recorded.items():
-        if key not in made_keys:
-            problems.append(Problem(printable(file), "the command run.json records does not make this exploration"))
-    if record is None and matrix is not None:
-        scenarios = (
-            ", ".join(printable(str(s)) for s in matrix.get("scenarios") or ()) if isinstance(matrix, dict) else ""
-        )
-        problems.append(
-            Problem(KILL_MATRIX, f"missing: the command run.json records builds a kill matrix over {scenarios}")
-        )
-    elif record is not None and matrix is None:
-        problems.append(
-            Problem(
-                KILL_MATRIX, "the command run.json records builds no kill matrix (no race scenario, or one variant)"
-            )
-        )
-    elif record is not None:
-        problems.extend(_compare_matrix(record, matrix))
-    return problems
-
-
-def _compare_matrix(recorded: Mapping[str, Any], got: object) -> list[Problem]:
+def compare_kill_matrix(recorded: Mapping[str, Any], got: object) -> list[Problem]:
+    """One problem per list, cell and problem of the kill matrix that the rebuilt one ``got`` differs in."""
     if not isinstance(got, dict):
         return [Problem(KILL_MATRIX, "re-execution did not rebuild the kill matrix")]
     if "error" in got:
@@ -282,15 +168,6 @@ def _compare_matrix(recorded: Mapping[str, Any], got: object) -> list[Problem]:
         for key in _MATRIX
         if not _same(recorded[key], got.get(key))
     ]
-    if not _same(recorded.get("partial", False), got.get("partial", False)):
-        problems.append(
-            Problem(
-                KILL_MATRIX,
-                f"re-execution gave partial {shown(got.get('partial', False))}; recorded "
-                f"{shown(recorded.get('partial', False))} (partial: the run's race scenarios are not all the "
-                "archive's)",
-            )
-        )
     fresh = {_key(cell): cell for cell in got.get("cells") or () if isinstance(cell, dict)}
     for cell in recorded["cells"]:
         key = _key(cell)

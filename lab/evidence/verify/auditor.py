@@ -24,40 +24,29 @@ The auditing checkout's code decides, and the archive's code runs only when it i
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 import os
 import stat
 import tempfile
 from collections.abc import Callable, Mapping
-from typing import Any
 from pathlib import Path
 
 import lab
 from lab.errors import EvidenceError, UsageError
 from lab.evidence.records import sources as source_files
 from lab.evidence.records.findings import AuditReport, Drift, Problem, Rerun, RerunStatus
-from lab.evidence.records.exploration import parse_exploration_path
 from lab.evidence.records.layout import RUN, SIGNATURE, SOURCES, SOURCES_JSON, STARTED, SUMS, source_path
 from lab.evidence.records.loading import JSON_CAP
 from lab.evidence.records.records import sha256
 from lab.evidence.records.safefs import FolderReader, Unreadable, printable
 from lab.evidence.records.signing import SIGNATURE_CAP, verify
 from lab.evidence.reexecute.child import Code
-from lab.evidence.reexecute.reexplore import ExpectedExploration, planned
+from lab.evidence.reexecute.reexplore import ExpectedExploration
 from lab.evidence.reexecute.rerun import ARCHIVE, CHECKOUT, Expected
 from lab.evidence.reexecute.rerun import rerun as reexecute
 from lab.evidence.verify.archive import check_sources
 from lab.evidence.verify.consistency import Evidence, ScenarioEvidence, check_consistency
-from lab.evidence.verify.integrity import SUMS_CAP, check_entries, check_integrity
-from lab.evidence.verify.rederive import (
-    RecordedCommand,
-    check_command_exploration,
-    check_facts,
-    check_report,
-    check_selection,
-    parse_command,
-    renderer_files,
-)
+from lab.evidence.verify.integrity import SUMS_CAP, check_integrity
+from lab.evidence.verify.rederive import check_facts, check_report, check_selection
 
 AUDITING_CHECKOUT = Path(lab.__file__).resolve().parent.parent
 """The tree holding the ``lab`` package that is auditing: the default checkout to compare with and to run."""
@@ -105,15 +94,12 @@ def audit(
             except Unreadable as error:
                 problems.append(Problem(".", str(error)))
                 listing = {}
-            whole = listing
             if manifest is None and SUMS not in listing and listing:
                 return _unfinished(folder)
-            listing = check_entries(reader, whole, problems)  # without hard-linked files: never read
-            linked = frozenset(whole.keys() - listing.keys())
-            verified = check_integrity(reader, listing, manifest, problems, linked=linked)
+            verified = check_integrity(reader, listing, manifest, problems)
             evidence = check_consistency(reader, listing, problems, self_audit=manifest is not None)
             archived = check_sources(reader, listing, problems)
-            check_facts(evidence.run, _archived_package(reader, listing, archived), problems)
+            check_facts(evidence.run, _archived_package(reader, archived), problems)
             signature = _check_signature(reader, listing, problems, allowed_signers) if manifest is None else ""
             unsafe = _unsafe(problems) if archived is not None else [SOURCES_JSON]
             if rerun and execute_archive and not unsafe:
@@ -123,10 +109,8 @@ def audit(
         raise EvidenceError(f"{folder} cannot be read: {error.strerror}") from None
     drift = source_files.drift(archived, checkout) if archived is not None else None
     accepted = _judge_drift(drift, problems, accept=accept_drift)
-    command = parse_command(evidence.run, problems)
-    unselected = check_selection(evidence.run, archived, command, problems)
-    check_command_exploration(evidence.run, command, evidence.exploration.kill_matrix is not None, problems)
-    if drift is not None and not _renderer_drifted(drift, checkout):  # the same renderer: the same bytes
+    check_selection(evidence.run, archived, problems)
+    if drift is not None and not drift.machinery:  # the same renderer made it: it must make the same bytes
         check_report(evidence, problems)
     summary = _rerun(
         evidence,
@@ -139,16 +123,9 @@ def audit(
         checkout=checkout,
         execute_archive=execute_archive,
         progress=progress,
-        command=command,
     )
     if summary.status is not RerunStatus.SKIPPED:
-        _check_untouched(folder, whole, problems)
-    if unselected:
-        shown = ", ".join(unselected[:8]) + (f" and {len(unselected) - 8} more" if len(unselected) > 8 else "")
-        summary = replace(
-            summary,
-            note=f"{summary.note}; archived but not selected by its command, so neither run nor checked: {shown}",
-        )
+        _check_untouched(folder, listing, problems)
     run_status = evidence.run.get("status") if evidence.run is not None else None
     return AuditReport(
         folder=str(folder),
@@ -241,11 +218,9 @@ def _check_signature(
     return f"{SUMS} signed by {principal} (verified with ssh-keygen -Y verify against {allowed})"
 
 
-def _archived_package(
-    reader: FolderReader, listing: Mapping[str, str], archived: Mapping[str, str] | None
-) -> bytes | None:
-    """The archived ``lab/__init__.py``, when the archive verified and holds it (and it may be read)."""
-    if archived is None or _PACKAGE_INIT not in archived or source_path(_PACKAGE_INIT) not in listing:
+def _archived_package(reader: FolderReader, archived: Mapping[str, str] | None) -> bytes | None:
+    """The archived ``lab/__init__.py``, when the archive verified and holds it."""
+    if archived is None or _PACKAGE_INIT not in archived:
         return None
     try:
         return reader.read(source_path(_PACKAGE_INIT), JSON_CAP)
@@ -317,7 +292,6 @@ def _rerun(
     checkout: Path,
     execute_archive: bool,
     progress: Callable[[str], None] | None = None,
-    command: RecordedCommand | None = None,
 ) -> Rerun:
     explored = evidence.exploration
     if not enabled:
@@ -364,7 +338,7 @@ def _rerun(
         else:
             code = Code(checkout, sandboxed=False, label=CHECKOUT)
         summary, found = reexecute(
-            code, expected, explorations=explorations, kill_matrix=_kill_matrix(evidence, command), timeout=timeout
+            code, expected, explorations=explorations, kill_matrix=explored.kill_matrix, timeout=timeout
         )
     problems.extend(found)
     note = f"; not re-executed (no usable result.json): {', '.join(unchecked)}" if unchecked else ""
@@ -374,30 +348,6 @@ def _rerun(
             summary.status, summary.note + note, summary.scenarios, summary.seconds, summary.explorations, summary.code
         )
     return summary
-
-
-def _kill_matrix(evidence: Evidence, command: RecordedCommand | None) -> Mapping[str, Any] | None:
-    """What re-execution rebuilds: for a command that explored, the plan (the child derives which explorations
-    and which kill matrix the command made, from the scenarios' code), else the kill matrix record as it is."""
-    explored = evidence.exploration
-    if command is None or command.explore is None:
-        return explored.kill_matrix
-    where = [(parse_exploration_path(rel), rel) for rel in [*(rel for rel, _ in explored.records), *explored.unusable]]
-    plan = {
-        "names": list(command.names),
-        "variant": command.variant,
-        **command.explore,
-        "recorded": [[found[0], found[1], found[2], rel] for found, rel in where if found is not None],
-    }
-    return planned(explored.kill_matrix, plan)
-
-
-def _renderer_drifted(drift: Drift, checkout: Path) -> bool:
-    """True when a file the report renderer imports differs from the archive's: only then may the same records
-    have rendered to other bytes. Drift elsewhere (``run.py``, ``audit.py``, the auditor) accepted or not, the
-    reports are still rendered again and compared."""
-    touched = {*drift.changed, *drift.added, *drift.removed}
-    return bool(touched & renderer_files(checkout))
 
 
 def _write_copy(root: Path, payload: Mapping[str, bytes]) -> None:

@@ -1,29 +1,23 @@
-"""What the auditor re-derives with its own code: both reports byte for byte, and what the command had to make.
+"""What the auditor re-derives with its own code: both reports byte for byte, and which scenarios had to run.
 
 Both close holes that sums and cross-checks leave open. ``report.md`` and ``report.html`` are made from the records
 and decide nothing, so nothing else checks them: the auditor renders them again from the records (with
 :func:`~lab.evidence.report.documents.render_documents`, which the writer calls too) and compares bytes.
-That is only meaningful when the same renderer made it, so it is done unless a file the renderer imports drifted
-(:func:`renderer_files`). And a failing scenario could be dropped from the folder, its totals and ``run.json``'s
-list adjusted: the command ``run.json`` records, parsed by the lab's own parser (:func:`parse_command`; one it
-cannot parse is a problem, never a reason to skip), says which scenario files had to run (every file
-``sources/scenarios/`` holds, or the ``--scenario`` ones), so the list, with the broken files, must be exactly
-those, in run order; and whether the run explored, with which settings. Which explorations and kill matrix it made
-re-execution derives (:func:`lab.evidence.reexecute.reexplore.planned`).
+That is only meaningful when the same renderer made it, so it is done when the archived machinery is the checkout's
+(no machinery drift). And a failing scenario could be dropped from the folder, its totals and ``run.json``'s list
+adjusted: the command ``run.json`` records says which scenario files had to run (every file ``sources/scenarios/``
+holds, or the ``--scenario`` ones), so the list, with the broken files, must be exactly those, in run order.
 """
 
 from __future__ import annotations
 
 import ast
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lab.engine.run import BlockedActor
 from lab.engine.trace import TraceEvent
-from lab.errors import LabError
 from lab.evidence.records.findings import Problem
 from lab.evidence.records.layout import REPORT_HTML, REPORT_MD, RUN
 from lab.evidence.records.safefs import printable
@@ -66,80 +60,13 @@ def check_report(evidence: Evidence, problems: list[Problem]) -> bool:
     return True
 
 
-@dataclass(frozen=True, slots=True)
-class RecordedCommand:
-    """What the command ``run.json`` records asked for, as the lab's own parser reads it: the scenarios it named
-    (none: every file), and for ``--explore`` the settings (granularities, preemption bound, budget) and variant."""
-
-    names: tuple[str, ...]
-    explore: dict[str, Any] | None = None
-    variant: str | None = None
-
-
-def parse_command(run: Mapping[str, Any] | None, problems: list[Problem]) -> RecordedCommand | None:
-    """The command ``run.json`` records, parsed by the parser of ``run.py`` (or of ``lab``); ``None``, with a problem,
-    when it is not a command that writes an evidence folder.
-
-    The writer records ``["run.py", ...]`` or ``["lab", "run" | "explore", ...]``: anything else (empty, another
-    program, a replay, a flag the parser refuses) cannot say which scenarios and explorations the folder must hold,
-    so it is not believed. The checkout's parser stands for the archived ``run.py``: they are the same code unless
-    the machinery drifted, which fails the audit unless accepted."""
-    if run is None:
-        return None
+def check_selection(run: Mapping[str, Any] | None, archived: Mapping[str, str] | None, problems: list[Problem]) -> None:
+    """``run.json``'s scenarios and broken files are exactly the files its command selected, in run order."""
+    if run is None or archived is None:
+        return
     command = run["command"]
-    try:
-        parsed = _parse(command)
-    except (LabError, ValueError, TypeError, SystemExit) as error:
-        reason = printable(str(error) or type(error).__name__)[:120]
-        problems.append(
-            Problem(
-                RUN,
-                f"its command ({printable(' '.join(command))[:200] or 'empty'}) is not one run.py or lab run/explore "
-                f"accepts ({reason}), so it cannot say which scenarios and explorations the folder must hold",
-            )
-        )
-        return None
-    return parsed
-
-
-def _parse(command: Sequence[str]) -> RecordedCommand:
-    from lab.cli.app import parser
-    from lab.cli.legacy import run_words
-    from lab.cli.run import settings
-    from lab.errors import UsageError
-
-    if not command:
-        raise UsageError("it is empty")
-    if any(word in ("-h", "--help", "--version") or word.startswith("--help=") for word in command):
-        raise UsageError("it asks for help, which writes no folder")
-    if command[0] == "run.py":
-        words, prog = run_words(command[1:], Path("scenarios")), "run.py"
-    elif command[0] == "lab":
-        words, prog = list(command[1:]), "lab"
-    else:
-        raise UsageError(f"{command[0]} is neither run.py nor lab")
-    if words[:1] not in (["run"], ["explore"]):
-        raise UsageError("it does not write an evidence folder")
-    args, extra = parser(prog).parse_known_args(words)
-    if extra:
-        raise UsageError(f"unrecognized arguments: {' '.join(extra)}")
-    if args.command != "explore":
-        return RecordedCommand(tuple(args.scenario))
-    chosen = settings(args)
-    return RecordedCommand(tuple(args.scenario), chosen.record(), chosen.variant)
-
-
-def check_selection(
-    run: Mapping[str, Any] | None,
-    archived: Mapping[str, str] | None,
-    command: RecordedCommand | None,
-    problems: list[Problem],
-) -> list[str]:
-    """``run.json``'s scenarios and broken files are exactly the files its command selected, in run order; returns
-    the archived scenario files its command did not select (a ``--scenario`` run), which the audit names: nothing
-    tells a command that left a failing scenario out from one rewritten to leave it out, so it must not vanish."""
-    if run is None or archived is None or command is None:
-        return []  # a command that does not parse is a problem of its own (parse_command)
+    if not _selects_scenarios(command):
+        return  # written by other means (a test, a library call): no selection to re-derive
     files = sorted(
         path[len("scenarios/") : -len(".py")]
         for path in archived
@@ -148,7 +75,7 @@ def check_selection(
         and path.endswith(".py")
         and not path.startswith("scenarios/_")
     )
-    named = list(command.names)
+    named = _named(command)
     expected = list(dict.fromkeys(named)) if named else files
     broken = [entry["name"] for entry in run["broken"]]
     ran = [name for name in expected if name not in broken]
@@ -157,62 +84,11 @@ def check_selection(
         problems.append(
             Problem(
                 RUN,
-                f"its command ({printable(' '.join(run['command']))}) runs {shown or 'nothing'}, "
+                f"its command ({printable(' '.join(command))}) runs {shown or 'nothing'}, "
                 f"but scenarios and broken name "
                 f"{', '.join(printable(n) for n in [*run['scenarios'], *broken])}",
             )
         )
-    if named:
-        unknown = [name for name in expected if name not in files]
-        if unknown:
-            problems.append(
-                Problem(
-                    RUN,
-                    f"its command names {', '.join(printable(n) for n in unknown)}, which sources/scenarios/ does not "
-                    "hold: run.py would have refused it",
-                )
-            )
-    return [name for name in files if name not in expected]
-
-
-def check_command_exploration(
-    run: Mapping[str, Any] | None,
-    command: RecordedCommand | None,
-    has_kill_matrix: bool,
-    problems: list[Problem],
-) -> None:
-    """Whether the run explored, with which settings, and whether it may hold a kill matrix, as its command says:
-    ``--explore`` writes an exploration summary with exactly the settings its flags make, a run without it none,
-    and ``--variant`` builds no kill matrix. Which explorations and kill matrix the folder must then hold depends
-    on the scenarios' code, so re-execution derives it (:mod:`lab.evidence.reexecute.reexplore`)."""
-    if run is None or command is None:
-        return
-    summary = run.get("exploration")
-    shown = printable(" ".join(run["command"]))
-    if command.explore is None:
-        if summary is not None:
-            problems.append(Problem(RUN, f"has an exploration summary, but its command ({shown}) does not explore"))
-        return
-    if not isinstance(summary, dict):
-        problems.append(Problem(RUN, f"has no exploration summary, but its command ({shown}) explores"))
-        return
-    if summary.get("settings") != command.explore:
-        problems.append(
-            Problem(
-                RUN,
-                f"its exploration settings {shown_json(summary.get('settings'))} are not the ones its command "
-                f"({shown}) makes: {shown_json(command.explore)}",
-            )
-        )
-    if command.variant is not None and (has_kill_matrix or summary.get("kill_matrix") is not None):
-        problems.append(
-            Problem(RUN, f"records a kill matrix, but its command ({shown}) explores one variant, which builds none")
-        )
-
-
-def shown_json(value: object) -> str:
-    """``value`` as compact JSON, for a problem's words."""
-    return printable(json.dumps(value, sort_keys=True, default=str))[:200]
 
 
 def check_facts(run: Mapping[str, Any] | None, package: bytes | None, problems: list[Problem]) -> None:
@@ -256,6 +132,27 @@ def _assigned_version(source: bytes) -> str | None:
     return None
 
 
+def _selects_scenarios(command: Sequence[str]) -> bool:
+    """True for a command that runs the scenario files of a folder: ``run.py`` (not a replay), ``lab run`` or
+    ``lab explore`` (``python -m lab`` records itself as ``lab``). Each selects every file unless ``--scenario``
+    names some, so the audit can say which results the folder must hold."""
+    if not command:
+        return False
+    if Path(command[0]).name == "run.py":
+        return "--replay" not in command
+    return Path(command[0]).name == "lab" and len(command) > 1 and command[1] in ("run", "explore")
+
+
+def _named(command: Sequence[str]) -> list[str]:
+    names = []
+    for index, word in enumerate(command):
+        if word == "--scenario" and index + 1 < len(command):
+            names.append(command[index + 1])
+        elif word.startswith("--scenario="):
+            names.append(word.split("=", 1)[1])
+    return names
+
+
 def _in_actor_order(actors: Sequence[str], values: Mapping[str, Any]) -> dict[str, Any]:
     """``values`` in declaration order (records sort their keys; the run kept the actors' order), then the rest."""
     return {**{a: values[a] for a in actors if a in values}, **{k: v for k, v in values.items() if k not in actors}}
@@ -290,44 +187,3 @@ def _first_difference(recorded: bytes, made: bytes) -> str:
     old, new = recorded.decode("utf-8", "replace").splitlines(), made.decode("utf-8", "replace").splitlines()
     found = first_difference(old, new)
     return f" (first difference at line {found[0]})" if found else f" ({len(old)} lines, the audit makes {len(new)})"
-
-
-RENDERER = "lab/evidence/report/documents.py"
-"""The module whose :func:`~lab.evidence.report.documents.render_documents` makes both reports."""
-
-
-def renderer_files(checkout: Path) -> frozenset[str]:
-    """Every file of ``checkout``'s ``lab`` that the report renderer imports, transitively (read, not run): the
-    files whose drift may make the same records render differently. Imports inside functions count too; a
-    package's ``__init__.py`` does not (the lab's import everything, and render nothing)."""
-    found: set[str] = set()
-    waiting = [RENDERER]
-    while waiting:
-        rel = waiting.pop()
-        if rel in found:
-            continue
-        found.add(rel)
-        try:
-            tree = ast.parse((checkout / rel).read_bytes())
-        except (OSError, SyntaxError, ValueError):
-            continue
-        package = rel.rsplit("/", 1)[0].replace("/", ".")
-        for node in ast.walk(tree):
-            modules: list[str] = []
-            if isinstance(node, ast.Import):
-                modules = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    parts = package.split(".")
-                    parts = parts[: len(parts) - node.level + 1]
-                    base = ".".join([*parts, *([base] if base else [])])
-                modules = [base, *(f"{base}.{alias.name}" for alias in node.names)]
-            for module in modules:
-                parts = module.split(".")
-                if parts[0] != "lab":
-                    continue
-                stem = "/".join(parts)
-                if (checkout / f"{stem}.py").is_file():
-                    waiting.append(f"{stem}.py")
-    return frozenset(found)
