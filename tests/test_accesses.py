@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import pytest
 
-from lab.engine.accesses import Recording, start_recording
+from lab.engine.accesses import Recording, _Snapshot, start_recording
 from lab.engine.footprint import EVERYTHING, conflict, describe_entry, entries_conflict, writes
 from lab.engine.instrument import InstrumentedModule, instrument_module
 from lab.engine.run import Access
@@ -415,12 +415,12 @@ class TestTheModulesWalkIsReusedOnlyWhileNothingChanged:
     run, by whichever access meets it first, and names that depend on the schedule defeat the reduction."""
 
     @staticmethod
-    def _walked(*roots: object) -> list[tuple[object, tuple[object, ...]]]:
-        from lab.engine.accesses import _Walk
+    def _walked(*roots: object) -> _Snapshot:
+        from lab.engine.accesses import _snapshot, _Walk
 
         walk = _Walk(frozenset({__name__}), snapshot=True)
         walk.run([(f"root{i}", root) for i, root in enumerate(roots)])
-        return walk.parts
+        return _snapshot(walk.parts)
 
     def test_an_untouched_walk_is_still_valid(self) -> None:
         from lab.engine.accesses import _unchanged
@@ -431,7 +431,10 @@ class TestTheModulesWalkIsReusedOnlyWhileNothingChanged:
         registry = {"a": [1], "shelf": Shelf}
         assert _unchanged(self._walked(registry))
 
-    @pytest.mark.parametrize("change", ["dict value", "class attribute", "closure cell", "instance attribute", "list"])
+    @pytest.mark.parametrize(
+        "change",
+        ["dict value", "class attribute", "closure cell", "instance attribute", "list", "defaults", "keywords"],
+    )
     def test_any_change_of_what_the_walk_went_through_is_seen(self, change: str) -> None:
         from lab.engine.accesses import _unchanged
 
@@ -445,7 +448,17 @@ class TestTheModulesWalkIsReusedOnlyWhileNothingChanged:
         def reader() -> list[int]:
             return cell_value
 
-        registry: dict[str, object] = {"a": [1], "shelf": Shelf, "reader": reader, "holder": holder, "list": [[]]}
+        def plain(items: list[int] | None = None) -> None:
+            del items
+
+        registry: dict[str, object] = {
+            "a": [1],
+            "shelf": Shelf,
+            "reader": reader,
+            "holder": holder,
+            "list": [[]],
+            "plain": plain,
+        }
         parts = self._walked(registry)
         if change == "dict value":
             registry["a"] = [1]
@@ -455,6 +468,10 @@ class TestTheModulesWalkIsReusedOnlyWhileNothingChanged:
             cell_value = []  # rebinds the cell ``reader`` closes over
         elif change == "instance attribute":
             holder.__dict__["own"] = []
+        elif change == "defaults":
+            plain.__defaults__ = ([],)
+        elif change == "keywords":
+            plain.__kwdefaults__ = {"more": []}
         else:
             registry["list"][0] = []  # type: ignore[index]
         assert not _unchanged(parts), change

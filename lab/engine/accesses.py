@@ -307,7 +307,7 @@ class Recording:
                 ]
             )
             cached = _module_walks[owners] = _ModuleWalk(
-                namespaces, found, walk.expanded if walk.complete else {}, walk.parts
+                namespaces, found, walk.expanded if walk.complete else {}, _snapshot(walk.parts)
             )
         if self._labels or not self._keep_kept(cached):
             for obj, path in cached.found:
@@ -636,8 +636,8 @@ class _ModuleWalk:
     namespaces: tuple[tuple[tuple[str, ...], tuple[object, ...]], ...]
     found: list[tuple[object, str]]
     expanded: dict[int, tuple[int, object]]
-    parts: list[tuple[object, tuple[object, ...]]]
-    """Each object the walk went through, with what it held then (see :func:`_parts`)."""
+    parts: _Snapshot
+    """What the walk read of each object it went through (see :func:`_parts`)."""
     kept: _Kept | None = None
     """Labelling ``found`` in an empty recording, worked out once (see :meth:`Recording._keep_kept`)."""
 
@@ -717,8 +717,6 @@ class _Walk:
             sort = sorts[kind]
             if sort is _Sort.PASS:
                 continue
-            if self._snapshot:
-                self.parts.append((obj, _parts(obj)))
             children: list[tuple[str, object]]
             if sort is _Sort.WRAPPER:
                 children = [(path, obj.__func__)]  # type: ignore[attr-defined]
@@ -735,8 +733,12 @@ class _Walk:
             else:
                 found.append((obj, path))
                 if depth < 6:
+                    if self._snapshot:  # only what the walk reads: an object it goes through
+                        self.parts.append((obj, _parts(obj)))
                     queue.extend(_children(path, obj, depth + 1))
                 continue
+            if self._snapshot:
+                self.parts.append((obj, _parts(obj)))
             self.expanded[id(obj)] = (depth, obj)
             queue.extend((child_path, child, depth + 1) for child_path, child in children)
         self.complete = not queue
@@ -868,9 +870,42 @@ def _cell_value(cell: types.CellType) -> object:
         return _EMPTY_CELL
 
 
-def _unchanged(parts: list[tuple[object, tuple[object, ...]]]) -> bool:
-    """Whether every object a walk went through still holds, by identity, what it held then."""
-    for obj, held in parts:
+@dataclass(frozen=True)
+class _Snapshot:
+    """What a modules' walk read, arranged to be checked cheaply every run (see :func:`_unchanged`)."""
+
+    plain: tuple[object, ...]
+    """The functions that capture nothing and have no keyword-only defaults (most of them)..."""
+    defaults: tuple[object, ...]
+    """... and their ``__defaults__`` then (a default's contents are its own parts, below)."""
+    others: tuple[tuple[object, tuple[object, ...]], ...]
+    """Every other object gone through, with :func:`_parts` of it then."""
+
+
+def _snapshot(parts: list[tuple[object, tuple[object, ...]]]) -> _Snapshot:
+    plain = tuple(obj for obj, held in parts if type(obj) is types.FunctionType and len(held) == 2 and held[1] is None)
+    kept = {id(obj) for obj in plain}
+    return _Snapshot(
+        plain,
+        tuple(held[0] for obj, held in parts if id(obj) in kept),
+        tuple((obj, held) for obj, held in parts if id(obj) not in kept),
+    )
+
+
+_DEFAULTS = operator.attrgetter("__defaults__")
+_KWDEFAULTS = operator.attrgetter("__kwdefaults__")
+
+
+def _unchanged(snapshot: _Snapshot) -> bool:
+    """Whether every object a walk went through still holds, by identity, what it held then: the plain functions
+    through C-level maps of their defaults (they run every run, over every function of the modules under test),
+    the rest one by one."""
+    plain = snapshot.plain
+    if not all(map(operator.is_, map(_DEFAULTS, plain), snapshot.defaults)):
+        return False
+    if any(map(_KWDEFAULTS, plain)):
+        return False
+    for obj, held in snapshot.others:
         now = _parts(obj)
         if len(now) != len(held) or not all(map(operator.is_, now, held)):
             return False
