@@ -147,7 +147,7 @@ RACY_NAIVE_BUDGET = {"probe": 300, "line": 300, "instruction": 100}
 DEEP_NAIVE_BUDGET = 1_000
 TWIN_NAIVE_BOUND = 300
 """A twin is enumerated naively when its naive bound is at most this; above, random schedules check it."""
-NAIVE_SAMPLES = 40
+NAIVE_SAMPLES = 24
 REDUCED_BUDGET = 5_000
 SHIPPED_SAMPLES = 60
 
