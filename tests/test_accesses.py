@@ -156,17 +156,25 @@ def loop_over(value):
 """
 
 
-@pytest.fixture(scope="module")
-def program(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ModuleType, InstrumentedModule]]:
-    folder = tmp_path_factory.mktemp("program")
-    (folder / "accesses_program.py").write_text(textwrap.dedent(_SOURCE), encoding="utf-8")
+def instrumented_program(
+    tmp_path_factory: pytest.TempPathFactory, name: str, source: str
+) -> Iterator[tuple[ModuleType, InstrumentedModule]]:
+    """Import ``source`` as the module ``name`` from a fresh folder, with its instrumented twin, for one test module
+    (its fixture yields from this); the module is forgotten afterwards."""
+    folder = tmp_path_factory.mktemp(name)
+    (folder / f"{name}.py").write_text(textwrap.dedent(source), encoding="utf-8")
     sys.path.insert(0, str(folder))
     try:
-        module = importlib.import_module("accesses_program")
-        yield module, instrument_module("accesses_program")
+        module = importlib.import_module(name)
+        yield module, instrument_module(name)
     finally:
         sys.path.remove(str(folder))
-        sys.modules.pop("accesses_program", None)
+        sys.modules.pop(name, None)
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ModuleType, InstrumentedModule]]:
+    yield from instrumented_program(tmp_path_factory, "accesses_program", _SOURCE)
 
 
 def _record(

@@ -8,16 +8,13 @@ A store the rewriting misses is a write no footprint shows: two actors that bump
 
 from __future__ import annotations
 
-import importlib
-import sys
-import textwrap
 from collections.abc import Iterator
 from types import ModuleType
 
 import pytest
 
-from lab.engine.instrument import InstrumentedModule, instrument_module
-from tests.test_accesses import _entries, _record
+from lab.engine.instrument import InstrumentedModule
+from tests.test_accesses import _entries, _record, instrumented_program
 
 _SOURCE = """
 import json
@@ -153,15 +150,7 @@ _HITS = ("obj:module bindings_program", "HITS", "w")
 
 @pytest.fixture(scope="module")
 def program(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ModuleType, InstrumentedModule]]:
-    folder = tmp_path_factory.mktemp("bindings")
-    (folder / "bindings_program.py").write_text(textwrap.dedent(_SOURCE), encoding="utf-8")
-    sys.path.insert(0, str(folder))
-    try:
-        module = importlib.import_module("bindings_program")
-        yield module, instrument_module("bindings_program")
-    finally:
-        sys.path.remove(str(folder))
-        sys.modules.pop("bindings_program", None)
+    yield from instrumented_program(tmp_path_factory, "bindings_program", _SOURCE)
 
 
 @pytest.mark.timeout(30)

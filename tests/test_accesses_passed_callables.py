@@ -8,16 +8,13 @@ calling that function with those arguments first, and passing it along hands ove
 from __future__ import annotations
 
 import functools
-import importlib
-import sys
-import textwrap
 from collections.abc import Iterator
 from types import ModuleType
 
 import pytest
 
-from lab.engine.instrument import InstrumentedModule, instrument_module
-from tests.test_accesses import _entries, _record
+from lab.engine.instrument import InstrumentedModule
+from tests.test_accesses import _entries, _record, instrumented_program
 
 _SOURCE = """
 import functools
@@ -53,15 +50,7 @@ def all_results():
 
 @pytest.fixture(scope="module")
 def program(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ModuleType, InstrumentedModule]]:
-    folder = tmp_path_factory.mktemp("passed")
-    (folder / "passed_program.py").write_text(textwrap.dedent(_SOURCE), encoding="utf-8")
-    sys.path.insert(0, str(folder))
-    try:
-        module = importlib.import_module("passed_program")
-        yield module, instrument_module("passed_program")
-    finally:
-        sys.path.remove(str(folder))
-        sys.modules.pop("passed_program", None)
+    yield from instrumented_program(tmp_path_factory, "passed_program", _SOURCE)
 
 
 def _whole(found: set[tuple[str, str, str]], kind: str) -> set[str]:

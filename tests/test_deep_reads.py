@@ -8,9 +8,6 @@ The programs are written to a temporary module, rewritten and run as one actor o
 
 from __future__ import annotations
 
-import importlib
-import sys
-import textwrap
 from collections.abc import Callable, Iterator
 from types import ModuleType
 
@@ -18,8 +15,9 @@ import pytest
 
 from lab.engine.accesses import Recording, start_recording
 from lab.engine.footprint import EVERYTHING
-from lab.engine.instrument import InstrumentedModule, instrument_module
+from lab.engine.instrument import InstrumentedModule
 from lab.engine.scheduler import Scheduler
+from tests.test_accesses import instrumented_program
 
 _SOURCE = """
 from dataclasses import dataclass, field
@@ -88,15 +86,7 @@ def items_text(d):
 
 @pytest.fixture(scope="module")
 def program(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ModuleType, InstrumentedModule]]:
-    folder = tmp_path_factory.mktemp("deep")
-    (folder / "deep_reads_program.py").write_text(textwrap.dedent(_SOURCE), encoding="utf-8")
-    sys.path.insert(0, str(folder))
-    try:
-        module = importlib.import_module("deep_reads_program")
-        yield module, instrument_module("deep_reads_program")
-    finally:
-        sys.path.remove(str(folder))
-        sys.modules.pop("deep_reads_program", None)
+    yield from instrumented_program(tmp_path_factory, "deep_reads_program", _SOURCE)
 
 
 def _record(
@@ -186,7 +176,7 @@ class TestDeepWherePythonReadsDeeply:
         for _ in range(10):
             deep = [deep]
         assert _record(program, lambda: module.equal(deep, []))[1]
-        wide = [[] for _ in range(25_000)]
+        wide: list[list[int]] = [[] for _ in range(25_000)]
         assert _record(program, lambda: module.equal(wide, []))[1]
         assert not _record(program, lambda: module.equal([[1], [2]], []))[1]
 
