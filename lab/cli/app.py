@@ -9,6 +9,8 @@ checkout are the same commands under their old spelling (:mod:`lab.cli.legacy`).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import json
 import os
 import sys
@@ -70,6 +72,7 @@ def main(
         if args.command == "audit":
             sys.dont_write_bytecode = True  # an audit leaves no trace, not even __pycache__ beside the code it runs
         code: int = args.handler(args, output)
+        sys.stdout.flush()  # here, where a failure to write is handled, not at the exit
         return code
     except SystemExit as done:  # --help and --version print and end here
         return done.code if isinstance(done.code, int) else 0
@@ -88,8 +91,24 @@ def main(
         output.fail(_interrupted(args))
         return 130
     except BrokenPipeError:  # the reader went away (| head): stop quietly, as a command line tool does
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # and the exit's flush finds no pipe either
+        _discard_output()
         return 141
+    except OSError as error:
+        if error.errno not in _OUTPUT_ERRORS:
+            raise
+        _discard_output()  # what is still buffered would fail again at the exit, with a traceback
+        with contextlib.suppress(OSError):
+            output.fail(f"cannot write its output: {error.strerror}; the result was not shown")
+        return 1
+
+
+_OUTPUT_ERRORS = frozenset({errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT, errno.EPIPE})
+"""What writing the output can fail with (``> /dev/full``): one line and exit 1, never a traceback."""
+
+
+def _discard_output() -> None:
+    """From now on standard output goes nowhere, so the exit's flush of what is buffered cannot fail."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _misplaced(whole: argparse.ArgumentParser, prog: str, command: str, extra: Sequence[str]) -> str:

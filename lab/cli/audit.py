@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.text import Text
 
 from lab.campaign import default_scenarios, lab_root
-from lab.cli.common import Output, add_scenarios
+from lab.cli.common import Output, a_path, add_scenarios
 from lab.cli.progress import AuditProgress
 from lab.errors import UsageError
 from lab.evidence.records.findings import AuditReport, Problem, RerunStatus
@@ -43,7 +43,7 @@ def add(commands: Any) -> None:
         help="re-verify an evidence folder (integrity, consistency, sources, re-execution)",
         description="Re-verify an evidence folder written by lab run; nothing is written anywhere.",
     )
-    parser.add_argument("folder", type=Path, metavar="DIR", help="the evidence folder to verify")
+    parser.add_argument("folder", type=a_path, metavar="DIR", help="the evidence folder to verify")
     add_scenarios(parser)
     parser.add_argument("--no-rerun", action="store_true", help="do not re-execute the archived scenarios")
     parser.add_argument(
@@ -61,14 +61,14 @@ def add(commands: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
         "--checkout",
-        type=Path,
+        type=a_path,
         metavar="PATH",
         help="the trusted source tree (lab/ and scenarios/) to compare the archived sources with, and to "
         "re-execute them with when they are identical (default: this lab and the scenario folder)",
     )
     parser.add_argument(
         "--allowed-signers",
-        type=Path,
+        type=a_path,
         metavar="FILE",
         help="an OpenSSH allowed-signers file: SHA256SUMS.sig must verify against it (ssh-keygen -Y verify)",
     )

@@ -27,13 +27,30 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def a_path(text: str) -> Path:
+    """A path argument; an empty one is refused: ``Path("")`` is the current folder, which nobody wrote."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path names no file or folder (write . for the current folder)")
+    return Path(text)
+
+
+class PipeConsole(Console):
+    """rich's console, but a reader that goes away (``| head``) is a :class:`BrokenPipeError` for the command to
+    end on with 141, as :mod:`lab.cli.app` intends; rich's own answer is ``SystemExit(1)``, which said "problems
+    found" of a passing audit."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def console() -> Console:
     """The standard output console: a terminal's width, or in a pipe ``COLUMNS`` (when set) else
     :data:`PIPE_WIDTH`."""
     if sys.stdout.isatty():
-        return Console()
+        return PipeConsole()
     columns = os.environ.get("COLUMNS", "")
-    return Console(width=int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH)
+    return PipeConsole(width=int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH)
 
 
 @dataclass
@@ -43,7 +60,7 @@ class Output:
 
     out: Console
     prog: str
-    err: Console = field(default_factory=lambda: Console(stderr=True))
+    err: Console = field(default_factory=lambda: PipeConsole(stderr=True))
 
     @property
     def live(self) -> bool:
@@ -64,7 +81,7 @@ def add_scenarios(parser: argparse.ArgumentParser) -> None:
     """``--scenarios DIR``: the folder of scenario files (default: the checkout's, or ``./scenarios``)."""
     parser.add_argument(
         "--scenarios",
-        type=Path,
+        type=a_path,
         metavar="DIR",
         help="the folder of scenario files (default: the checkout's scenarios/, or ./scenarios with an installed lab)",
     )

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
 
 from lab.campaign import DEFAULT_WATCHDOG, Campaign, ExploreSettings, RunOutcome
-from lab.cli.common import Output, add_granularity, add_scenarios, add_watchdog
+from lab.cli.common import Output, a_path, add_granularity, add_scenarios, add_watchdog
 from lab.cli.progress import CampaignProgress
 from lab.engine.explorer import DEFAULT_MAX_SCHEDULES
 from lab.errors import LabError, UsageError
@@ -39,7 +38,7 @@ def add(commands: Any) -> None:
         ("explore", "run, then explore every interleaving of, the scenarios into a new evidence folder"),
     ):
         parser = commands.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
-        parser.add_argument("--out", type=Path, metavar="DIR", required=True, help="the evidence folder to create")
+        parser.add_argument("--out", type=a_path, metavar="DIR", required=True, help="the evidence folder to create")
         add_scenarios(parser)
         parser.add_argument(
             "--scenario", action="append", metavar="NAME", default=[], help="only this scenario (repeatable)"
@@ -47,7 +46,7 @@ def add(commands: Any) -> None:
         add_watchdog(parser)
         parser.add_argument(
             "--sign",
-            type=Path,
+            type=a_path,
             metavar="KEYFILE",
             help="sign SHA256SUMS with this OpenSSH private key (ssh-keygen -Y sign), as SHA256SUMS.sig",
         )

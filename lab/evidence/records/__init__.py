@@ -56,7 +56,7 @@ from lab.evidence.records.records import (
     started_record,
     unique_keys,
 )
-from lab.evidence.records.safefs import MIB, FolderReader, Unreadable, path_problem, printable
+from lab.evidence.records.safefs import MAX_ENTRIES, MIB, FolderReader, Unreadable, path_problem, printable
 from lab.evidence.records.schema import (
     AUDIT_FIELDS,
     AUDIT_OPTIONAL,
@@ -95,6 +95,7 @@ __all__ = [
     "KILL_MATRIX",
     "KILL_MATRIX_FIELDS",
     "LINES_CAP",
+    "MAX_ENTRIES",
     "MIB",
     "NORMALIZATION",
     "NOT_COMPUTED",

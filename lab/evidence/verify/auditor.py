@@ -45,8 +45,8 @@ from lab.evidence.reexecute.rerun import ARCHIVE, CHECKOUT, Expected
 from lab.evidence.reexecute.rerun import rerun as reexecute
 from lab.evidence.verify.archive import check_sources
 from lab.evidence.verify.consistency import Evidence, ScenarioEvidence, check_consistency
-from lab.evidence.verify.integrity import SUMS_CAP, check_integrity
-from lab.evidence.verify.rederive import check_facts, check_report, check_selection
+from lab.evidence.verify.integrity import SUMS_CAP, check_entries, check_integrity
+from lab.evidence.verify.rederive import check_facts, check_report, check_selection, renderer_files
 
 AUDITING_CHECKOUT = Path(lab.__file__).resolve().parent.parent
 """The tree holding the ``lab`` package that is auditing: the default checkout to compare with and to run."""
@@ -94,12 +94,15 @@ def audit(
             except Unreadable as error:
                 problems.append(Problem(".", str(error)))
                 listing = {}
+            whole = listing
             if manifest is None and SUMS not in listing and listing:
                 return _unfinished(folder)
-            verified = check_integrity(reader, listing, manifest, problems)
+            listing = check_entries(reader, whole, problems)  # without hard-linked files: never read
+            linked = frozenset(whole.keys() - listing.keys())
+            verified = check_integrity(reader, listing, manifest, problems, linked=linked)
             evidence = check_consistency(reader, listing, problems, self_audit=manifest is not None)
             archived = check_sources(reader, listing, problems)
-            check_facts(evidence.run, _archived_package(reader, archived), problems)
+            check_facts(evidence.run, _archived_package(reader, listing, archived), problems)
             signature = _check_signature(reader, listing, problems, allowed_signers) if manifest is None else ""
             unsafe = _unsafe(problems) if archived is not None else [SOURCES_JSON]
             if rerun and execute_archive and not unsafe:
@@ -110,7 +113,7 @@ def audit(
     drift = source_files.drift(archived, checkout) if archived is not None else None
     accepted = _judge_drift(drift, problems, accept=accept_drift)
     check_selection(evidence.run, archived, problems)
-    if drift is not None and not drift.machinery:  # the same renderer made it: it must make the same bytes
+    if drift is not None and not _renderer_drifted(drift, checkout):  # the same renderer: the same bytes
         check_report(evidence, problems)
     summary = _rerun(
         evidence,
@@ -125,7 +128,7 @@ def audit(
         progress=progress,
     )
     if summary.status is not RerunStatus.SKIPPED:
-        _check_untouched(folder, listing, problems)
+        _check_untouched(folder, whole, problems)
     run_status = evidence.run.get("status") if evidence.run is not None else None
     return AuditReport(
         folder=str(folder),
@@ -218,9 +221,11 @@ def _check_signature(
     return f"{SUMS} signed by {principal} (verified with ssh-keygen -Y verify against {allowed})"
 
 
-def _archived_package(reader: FolderReader, archived: Mapping[str, str] | None) -> bytes | None:
-    """The archived ``lab/__init__.py``, when the archive verified and holds it."""
-    if archived is None or _PACKAGE_INIT not in archived:
+def _archived_package(
+    reader: FolderReader, listing: Mapping[str, str], archived: Mapping[str, str] | None
+) -> bytes | None:
+    """The archived ``lab/__init__.py``, when the archive verified and holds it (and it may be read)."""
+    if archived is None or _PACKAGE_INIT not in archived or source_path(_PACKAGE_INIT) not in listing:
         return None
     try:
         return reader.read(source_path(_PACKAGE_INIT), JSON_CAP)
@@ -348,6 +353,14 @@ def _rerun(
             summary.status, summary.note + note, summary.scenarios, summary.seconds, summary.explorations, summary.code
         )
     return summary
+
+
+def _renderer_drifted(drift: Drift, checkout: Path) -> bool:
+    """True when a file the report renderer imports differs from the archive's: only then may the same records
+    have rendered to other bytes. Drift elsewhere (``run.py``, ``audit.py``, the auditor), accepted or not, leaves
+    the reports to be rendered again and compared."""
+    touched = {*drift.changed, *drift.added, *drift.removed}
+    return bool(touched & renderer_files(checkout))
 
 
 def _write_copy(root: Path, payload: Mapping[str, bytes]) -> None:

@@ -3,8 +3,8 @@
 Both close holes that sums and cross-checks leave open. ``report.md`` and ``report.html`` are made from the records
 and decide nothing, so nothing else checks them: the auditor renders them again from the records (with
 :func:`~lab.evidence.report.documents.render_documents`, which the writer calls too) and compares bytes.
-That is only meaningful when the same renderer made it, so it is done when the archived machinery is the checkout's
-(no machinery drift). And a failing scenario could be dropped from the folder, its totals and ``run.json``'s list
+That is only meaningful when the same renderer made it, so it is done unless a file the renderer imports drifted
+(:func:`renderer_files`; drift of ``run.py``, ``audit.py`` or the auditor does not switch it off). And a failing scenario could be dropped from the folder, its totals and ``run.json``'s list
 adjusted: the command ``run.json`` records says which scenario files had to run (every file ``sources/scenarios/``
 holds, or the ``--scenario`` ones), so the list, with the broken files, must be exactly those, in run order.
 """
@@ -187,3 +187,46 @@ def _first_difference(recorded: bytes, made: bytes) -> str:
     old, new = recorded.decode("utf-8", "replace").splitlines(), made.decode("utf-8", "replace").splitlines()
     found = first_difference(old, new)
     return f" (first difference at line {found[0]})" if found else f" ({len(old)} lines, the audit makes {len(new)})"
+
+
+RENDERER = "lab/evidence/report/documents.py"
+"""The module whose :func:`~lab.evidence.report.documents.render_documents` makes both reports."""
+
+
+def renderer_files(checkout: Path) -> frozenset[str]:
+    """Every file of ``checkout``'s ``lab`` that the report renderer imports, transitively (read, not run): the
+    files whose drift may make the same records render differently. Imports inside functions count too; a
+    package's ``__init__.py`` does not (the lab's import everything, and render nothing; counting them would switch
+    the check off for drift anywhere in ``lab/``). Along the archive's own imports from the renderer, the first file
+    that differs from the checkout's is imported by an identical file, so the checkout's imports name it too."""
+    found: set[str] = set()
+    waiting = [RENDERER]
+    while waiting:
+        rel = waiting.pop()
+        if rel in found:
+            continue
+        found.add(rel)
+        try:
+            tree = ast.parse((checkout / rel).read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        package = rel.rsplit("/", 1)[0].replace("/", ".")
+        for node in ast.walk(tree):
+            modules: list[str] = []
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")
+                    parts = parts[: len(parts) - node.level + 1]
+                    base = ".".join([*parts, *([base] if base else [])])
+                modules = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+            for module in modules:
+                parts = module.split(".")
+                if parts[0] != "lab":
+                    continue
+                stem = "/".join(parts)
+                if (checkout / f"{stem}.py").is_file():
+                    waiting.append(f"{stem}.py")
+    return frozenset(found)
