@@ -360,7 +360,7 @@ def _renderer_drifted(drift: Drift, checkout: Path) -> bool:
     have rendered to other bytes. Drift elsewhere (``run.py``, ``audit.py``, the auditor), accepted or not, leaves
     the reports to be rendered again and compared."""
     touched = {*drift.changed, *drift.added, *drift.removed}
-    return bool(touched & renderer_files(checkout))
+    return bool(touched) and bool(touched & renderer_files(checkout))  # no drift, no need to read the imports
 
 
 def _write_copy(root: Path, payload: Mapping[str, bytes]) -> None:
