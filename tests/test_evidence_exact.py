@@ -186,7 +186,7 @@ class TestRecordsAreReadOneWay:
 
 @pytest.mark.timeout(300)
 def test_exploration_counts_are_reexplored(tmp_path: Path) -> None:
-    ev = _run(tmp_path / "ev", "--explore", "--scenario", "race_two_requests")
+    ev = _run(tmp_path / "ev", "--explore", "--scenario", "race_two_requests", "--variant", "VersionedSession")
     assert _problems(ev) == []
 
     def inflate(record: dict[str, Any]) -> None:
