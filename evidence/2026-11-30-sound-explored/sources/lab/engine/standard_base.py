@@ -1,0 +1,248 @@
+"""What the standard library's stand-ins share: the genuine articles, the active run, deterministic names, waiting.
+
+One part of the stand-ins :mod:`lab.engine.standard` installs for a run (see its docstring for what they do and
+why); the families live beside it: :mod:`lab.engine.standard_locks`, :mod:`lab.engine.standard_events`,
+:mod:`lab.engine.standard_semaphores` and :mod:`lab.engine.standard_queues`. Only those modules use this one.
+"""
+
+from __future__ import annotations
+
+import _thread
+import queue
+import sys
+import threading
+import time
+import types
+from collections.abc import Callable
+from typing import Any
+
+from lab.engine.footprint import Footprint, writes
+from lab.engine.scheduler import Scheduler
+
+# The genuine articles, captured at import (before any run can have replaced them).
+_REAL_ALLOCATE_LOCK = _thread.allocate_lock
+_REAL_RLOCK = _thread.RLock
+_REAL_LOCK_FACTORY = threading.Lock
+_REAL_RLOCK_FACTORY = threading.RLock
+_REAL_CONDITION = threading.Condition
+_REAL_EVENT = threading.Event
+_REAL_SEMAPHORE = threading.Semaphore
+_REAL_BOUNDED_SEMAPHORE = threading.BoundedSemaphore
+_REAL_BARRIER = threading.Barrier
+_REAL_QUEUE = queue.Queue
+_REAL_LIFO_QUEUE = queue.LifoQueue
+_REAL_PRIORITY_QUEUE = queue.PriorityQueue
+_REAL_SIMPLE_QUEUE = queue.SimpleQueue
+_REAL_SLEEP = time.sleep
+_REAL_MONOTONIC = time.monotonic
+_REAL_TIME = time.time
+_REAL_THREAD_START = threading.Thread.start
+
+_UNDER_TEST = ("lab.sessions", "lab.mutants")
+"""Lab modules that are code under study, not machinery: they get stand-ins like a learner's code."""
+
+_CALLS_ON_BEHALF = frozenset({"lab.engine.accesses"})
+"""Lab modules that call a factory on behalf of the program (the instrumented code's runtime)."""
+
+_CLOCK_WRITE: Footprint = writes("clock", "virtual")
+_CLOCK_READ: Footprint = frozenset({("clock", "virtual", "r")})
+
+
+class VirtualClock:
+    """The run's virtual clock, as the context manager hands it out: seconds slept and timed out so far."""
+
+    def __init__(self, run: _Run) -> None:
+        self._run = run
+
+    @property
+    def seconds(self) -> float:
+        """Virtual seconds since the run began (0.0 until an actor sleeps or a wait times out)."""
+        return self._run.clock
+
+    def __repr__(self) -> str:
+        return f"<VirtualClock {self._run.clock:g} s>"
+
+
+class _Run:
+    """What one run's stand-ins share: the scheduler, the virtual clock, name counters and the timed waiters."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.scheduler = scheduler
+        self.clock = 0.0
+        self.epoch_monotonic = _REAL_MONOTONIC()
+        self.epoch_time = _REAL_TIME()
+        self.timed: dict[str, _Timed] = {}
+        self._made: dict[tuple[str, str], int] = {}
+
+    def name(self, label: str) -> str:
+        """A deterministic name: ``Lock#2`` (second lock made outside actors), ``Lock@fast#1`` (fast's first)."""
+        who = self.scheduler.current() or ""
+        number = self._made.get((who, label), 0) + 1
+        self._made[(who, label)] = number
+        return f"{label}#{number}" if not who else f"{label}@{who}#{number}"
+
+    # The scheduler has no public way to ask "can anyone else go on?" or "how many steps so far?"; these two read
+    # its private state, read-only, and only from the thread that holds the baton (the one deciding).
+
+    def others_can_go(self, me: str) -> bool:
+        """True when some other live actor could run, not counting any timeout firing."""
+        for actor in self.scheduler._actors:
+            if actor.name == me or actor.state == "done":
+                continue
+            waiting = actor.waiting
+            if actor.state != "blocked" or waiting is None:
+                return True
+            if waiting.condition() if isinstance(waiting, _Timed) else waiting.ready():
+                return True
+        return False
+
+    def steps(self) -> int:
+        """How many decisions the scheduler has taken so far in this run."""
+        return len(self.scheduler._decisions)
+
+    def earliest(self, timed: _Timed) -> bool:
+        """True when no other pending timed wait has an earlier deadline."""
+        others = [other for other in self.timed.values() if other is not timed and not other.condition()]
+        return all(timed.deadline <= other.deadline for other in others)
+
+
+_ACTIVE: _Run | None = None
+
+
+def _acting() -> tuple[_Run, str] | None:
+    """The active run and the calling actor's name, or ``None`` when the caller is not an actor of a run."""
+    run = _ACTIVE
+    if run is None:
+        return None
+    me = run.scheduler.current()
+    return None if me is None else (run, me)
+
+
+def _new_name(label: str) -> str:
+    run = _ACTIVE
+    return run.name(label) if run is not None else f"{label}#outside-a-run"
+
+
+def _caller_keeps_real(depth: int) -> bool:
+    """True outside a run, or when the code calling (``depth`` frames up) is the standard library's or the lab's.
+
+    The runtime of instrumented modules (:mod:`lab.engine.accesses`) calls on the program's behalf: look past it.
+    """
+    if _ACTIVE is None:
+        return True
+    frame: types.FrameType | None = sys._getframe(depth + 1)
+    while frame is not None and frame.f_globals.get("__name__") in _CALLS_ON_BEHALF:
+        frame = frame.f_back
+    return frame is None or _is_machinery(frame.f_globals.get("__name__"))
+
+
+def _is_machinery(module: object) -> bool:
+    """True for a standard-library module, or a lab module that is not code under study."""
+    if not isinstance(module, str):
+        return False
+    top = module.partition(".")[0]
+    if top in sys.stdlib_module_names:
+        return True
+    if top != "lab":
+        return False
+    return not any(module == prefix or module.startswith(prefix + ".") for prefix in _UNDER_TEST)
+
+
+# -- waiting -------------------------------------------------------------------------------------------------------
+
+
+class _Until:
+    """A plain wait: ready when ``condition()`` holds."""
+
+    def __init__(self, condition: Callable[[], bool], describe: Callable[[], str]) -> None:
+        self._condition, self._describe = condition, describe
+
+    def ready(self) -> bool:
+        return self._condition()
+
+    def describe(self) -> str:
+        return self._describe()
+
+
+class _Timed:
+    """A wait with a deadline: ready when ``condition()`` holds, or when nobody else can go on and it is due first."""
+
+    def __init__(
+        self, run: _Run, actor: str, condition: Callable[[], bool], describe: Callable[[], str], deadline: float
+    ) -> None:
+        self._run, self._actor = run, actor
+        self.condition, self._describe = condition, describe
+        self.deadline = deadline
+
+    def ready(self) -> bool:
+        if self.condition():
+            return True
+        return not self._run.others_can_go(self._actor) and self._run.earliest(self)
+
+    def describe(self) -> str:
+        return f"{self._describe()} (or its timeout at {self.deadline:g} s)"
+
+
+def _wait(
+    run: _Run,
+    me: str,
+    condition: Callable[[], bool],
+    describe: Callable[[], str],
+    timeout: float | None,
+    *,
+    always_yield: bool = False,
+) -> bool:
+    """Park the calling actor until ``condition()`` holds; with a timeout, False when it timed out (virtually).
+
+    A timeout of zero or less does not wait at all (as the real primitives poll), unless ``always_yield``.
+    """
+    if condition():
+        return True
+    if timeout is None:
+        run.scheduler.block(_Until(condition, describe))
+        return True
+    if timeout <= 0 and not always_yield:
+        return False
+    timed = _Timed(run, me, condition, describe, run.clock + max(timeout, 0.0))
+    run.timed[me] = timed
+    try:
+        run.scheduler.block(timed)
+    finally:
+        run.timed.pop(me, None)
+    if condition():
+        return True
+    run.clock = max(run.clock, timed.deadline)
+    return False
+
+
+def _timed(footprint: Footprint, timeout: float | None) -> Footprint:
+    """What the scheduling point of a wait with ``timeout`` (``None``: none) touches: ``footprint``, and with a
+    timeout that can fire, the virtual clock too (a write).
+
+    Whether a timed wait times out, and when a sleeper wakes, depend on what the other actors are doing meanwhile
+    (:meth:`_Timed.ready`: nobody else can go on, and no earlier deadline), which no footprint of theirs records.
+    Sleeps and timed waits all write the clock, so the explorer reverses their order like any other race.
+    """
+    return footprint | _CLOCK_WRITE if timeout is not None and timeout > 0 else footprint
+
+
+def _raw(obj: object) -> Any:
+    """The standard library object's private state (``_flag``, ``_value``, ``_waiters``...), which the stubs omit."""
+    return obj
+
+
+def _touch(entry: tuple[str, str, str]) -> None:
+    acting = _acting()
+    if acting is not None:
+        acting[0].scheduler.touch(frozenset({entry}))
+
+
+def _activate(run: _Run | None) -> None:
+    """Make ``run`` the one the stand-ins serve (``None``: no run, every stand-in behaves like the real thing)."""
+    global _ACTIVE
+    _ACTIVE = run
+
+
+def _active() -> _Run | None:
+    """The run the stand-ins serve, if any."""
+    return _ACTIVE

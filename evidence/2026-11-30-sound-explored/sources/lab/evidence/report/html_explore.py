@@ -1,0 +1,147 @@
+"""The exploration part of ``report.html``: per exploration its outcome table with the counts as bars, one example
+schedule per outcome reached, the shortest counterexample of each failing row with its replay command; then the kill
+matrix.
+
+Exploration records hold schedules, not traces, so a schedule is drawn as what it is: the choices between runnable
+actors, in order (:func:`~lab.evidence.report.html_kit.strip_html`). Its replay command shows the whole run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from lab.evidence.report.failing import failing_schedules
+from lab.evidence.report.html_kit import badge, esc, strip_html
+from lab.scenarios.explaining import replay_command
+from lab.scenarios.kill_matrix import CellStatus
+from lab.scenarios.outcomes import FAILING_GRADES
+
+
+def exploration_html(
+    settings: Mapping[str, Any] | None,
+    records: Sequence[tuple[str, Mapping[str, Any]]],
+    kill: Mapping[str, Any] | None,
+    actors: Mapping[str, Sequence[str]],
+) -> str:
+    """The section, or "" when the run did not explore; ``actors``: each scenario's actors, in order."""
+    if settings is None and not records and kill is None:
+        return ""
+    parts = ['<section class="explorations" id="exploration"><h2>Exploration</h2>']
+    if settings is not None:
+        bound = settings["preemption_bound"]
+        parts.append(
+            f"<p>Explored at {esc(' and '.join(settings['granularities']) or 'no')} granularity, "
+            + esc("without a preemption bound" if bound is None else f"with at most {bound} preemptions")
+            + f", at most {esc(settings['max_schedules'])} schedules per exploration.</p>"
+        )
+    parts.append(
+        '<p class="note">Exploration records keep schedules, not traces: a schedule is drawn as its choices between '
+        "runnable actors, each column a run of choices of one actor (numbered from 1), * marking a preemption (the "
+        "actor that ran before could have gone on). Its replay command shows the whole run.</p>"
+    )
+    for rel, record in records:
+        parts.append(_exploration(rel, record, actors.get(record["name"], ())))
+    if kill is not None:
+        parts.append(_kill_matrix(kill))
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _exploration(rel: str, record: Mapping[str, Any], actors: Sequence[str]) -> str:
+    title = " · ".join(filter(None, (record["name"], record["granularity"], record["variant"])))
+    total = max(int(record["schedules"]), 1)
+    parts = [
+        f'<section class="exploration" data-scenario="{esc(record["name"])}" data-file="{esc(rel)}">',
+        f"<h3>{esc(title)} {badge(str(record['verdict']), 'verdict')}</h3>",
+        f'<p class="note">{esc(record["schedules"])} schedules ({esc(record["pruned"])} pruned; a naive enumeration '
+        f"would try up to {esc(record['naive_bound'])}), {esc(record['distinct'])} distinct outcomes"
+        + ("; the schedule budget was hit" if record["budget_hit"] else "")
+        + f". Record: <code>{esc(rel)}</code>.</p>",
+        '<table class="bars"><tr><th>grade</th><th>reason</th><th>schedules</th></tr>',
+    ]
+    for row in record["rows"]:
+        width = int(row["schedules"]) * 100 // total
+        parts.append(
+            f"<tr><td>{badge(str(row['grade']), 'grade')}</td><td>{esc(row['reason'])}</td>"
+            f'<td class="count"><span class="meter"><span style="width:{width}%"></span></span>'
+            f"{esc(row['schedules'])}</td></tr>"
+        )
+    parts.append("</table>")
+    for failing in failing_schedules(record):
+        which = "The shortest counterexample" if failing.shortest else "The first schedule found to reach it"
+        parts += [
+            f'<div class="counterexample"><h4>{esc(failing.title)}</h4><p class="note">{which}: '
+            f"<code>{esc(failing.schedule)}</code></p>",
+            strip_html(failing.schedule, actors),
+            f"<p>Replay: <code>{esc(failing.replay)}</code></p>",
+        ]
+        if failing.shortest:
+            parts.append(_explanation(record))
+        parts.append("</div>")
+    for row in record["rows"]:
+        if row["grade"] in FAILING_GRADES or not row["schedules"] or not row["example"]:
+            continue
+        command = replay_command(record["name"], row["example"], record["granularity"], record["variant"])
+        parts += [
+            f'<div class="example"><h4>Example: {badge(str(row["grade"]), "grade")} {esc(row["reason"])}</h4>',
+            strip_html(str(row["example"]), actors),
+            f"<p>Replay: <code>{esc(command)}</code></p></div>",
+        ]
+    if record["problem"]:
+        parts.append(f"<p>Problem: {esc(record['problem'])}</p>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _explanation(record: Mapping[str, Any]) -> str:
+    example = record["counterexample"]
+    explanation = example.get("explanation")
+    replays = "It replays." if example["replayed"] else "It did NOT replay."
+    count = int(example["preemptions"])
+    parts = [f'<p class="note">{count} preemption{"" if count == 1 else "s"}. {replays}</p>']
+    if isinstance(explanation, Mapping):
+        parts.append("<p>Why it fails:</p><ul>")
+        parts += [f"<li>{esc(sentence.strip())}</li>" for sentence in explanation["text"]]
+        parts.append("</ul>")
+        swapped = explanation["swapped"]
+        if isinstance(swapped, Mapping):
+            command = replay_command(record["name"], swapped["schedule"], record["granularity"], record["variant"])
+            parts.append(f"<p>The allowed run, swapped: <code>{esc(command)}</code></p>")
+    return "".join(parts)
+
+
+def _kill_matrix(kill: Mapping[str, Any]) -> str:
+    scenarios: list[str] = kill["scenarios"]
+    parts = ['<section class="kill-matrix" id="kill-matrix"><h3>Kill matrix</h3>']
+    if kill["ok"]:
+        parts.append("<p>OK: every mutant was killed by some race scenario, and no correct variant was.</p>")
+    else:
+        parts.append("<p>Problems:</p><ul>" + "".join(f"<li>{esc(p)}</li>" for p in kill["problems"]) + "</ul>")
+    parts.append('<div class="scroll"><table><tr><th>variant</th>' + "".join(f"<th>{esc(s)}</th>" for s in scenarios))
+    for variant in kill["variants"]:
+        row = [f"<tr><th>{esc(variant)}{' (correct)' if variant in kill['correct'] else ''}</th>"]
+        for scenario in scenarios:
+            cells = [c for c in kill["cells"] if c["variant"] == variant and c["scenario"] == scenario]
+            row.append(
+                "<td>"
+                + (
+                    " ".join(f"{badge(str(c['status']), 'status')} {esc(c['granularity'])}" for c in cells)
+                    if cells
+                    else "-"
+                )
+                + "</td>"
+            )
+        parts.append("".join(row) + "</tr>")
+    parts.append("</table></div>")
+    killed = [c for c in kill["cells"] if c["status"] == CellStatus.KILLED]
+    if killed:
+        parts.append("<p>Counterexamples:</p><ul>")
+        parts += [
+            f"<li>{esc(c['variant'])} × {esc(c['scenario'])} ({esc(c['granularity'])}): "
+            f"{esc(c['why'])} <details><summary>schedule</summary><code>{esc(c['schedule'])}</code></details></li>"
+            for c in killed
+        ]
+        parts.append("</ul>")
+    parts.append("</section>")
+    return "\n".join(parts)

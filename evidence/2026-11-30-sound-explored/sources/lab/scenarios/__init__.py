@@ -1,0 +1,77 @@
+"""Scenarios: a lesson's life, from its file to a graded run, an exploration, an explanation and a pin.
+
+Its one job is everything done to one scenario: the format a lesson is written in (:class:`Scenario`, ``@actor``,
+the :class:`Lab`, the outcome table), finding and loading scenario files (a broken file is one line, never a
+traceback), running one schedule on the engine and grading it, exploring every schedule that matters, explaining a
+counterexample, pinning one as a lesson of its own, and the mutant kill matrix. A lesson itself imports the names it
+needs from :mod:`lab`; the rest of this face serves the commands and the evidence.
+"""
+
+from __future__ import annotations
+
+from lab.scenarios.base import Lab, Pin, Scenario, actor
+from lab.scenarios.explaining import Explanation, replay_command
+from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario, replay_scenario
+from lab.scenarios.kill_matrix import CellStatus, KillCell, KillMatrix, build_kill_matrix, race_scenario
+from lab.scenarios.loader import BrokenScenario, LoadedScenario, discover, load, load_all
+from lab.scenarios.outcomes import (
+    FAILING_GRADES,
+    UNDECLARED,
+    Grade,
+    Outcome,
+    acceptable,
+    chat_state,
+    forbidden,
+    interesting,
+    only,
+    versioned_state,
+)
+from lab.scenarios.pinning import describe_pin, is_pinned, pinned_scenario, save_counterexample
+from lab.scenarios.results import NOT_RUN
+from lab.scenarios.runner import GRANULARITIES, Check, ScenarioResult, Verdict, run_scenario
+from lab.scenarios.template import check_new_name, write_template
+
+__all__ = [
+    "FAILING_GRADES",
+    "GRANULARITIES",
+    "NOT_RUN",
+    "UNDECLARED",
+    "BrokenScenario",
+    "CellStatus",
+    "Check",
+    "Explanation",
+    "ExploreVerdict",
+    "Grade",
+    "KillCell",
+    "KillMatrix",
+    "Lab",
+    "LoadedScenario",
+    "Outcome",
+    "Pin",
+    "Scenario",
+    "ScenarioExploration",
+    "ScenarioResult",
+    "Verdict",
+    "acceptable",
+    "actor",
+    "build_kill_matrix",
+    "chat_state",
+    "check_new_name",
+    "describe_pin",
+    "discover",
+    "explore_scenario",
+    "forbidden",
+    "interesting",
+    "is_pinned",
+    "load",
+    "load_all",
+    "only",
+    "pinned_scenario",
+    "race_scenario",
+    "replay_command",
+    "replay_scenario",
+    "run_scenario",
+    "save_counterexample",
+    "versioned_state",
+    "write_template",
+]

@@ -1,0 +1,216 @@
+"""The store contract: what every store offers a versioned session, and what the stores share.
+
+:class:`Store` is the protocol SQLite and PostgreSQL both meet, one database transaction a method; :func:`open_store`
+reads the store a command line names. The package's docstring (:mod:`lab.sessions.stores`) tells the whole design.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from lab.errors import LabError, Unavailable
+from lab.messages import Message
+
+SCHEMA_VERSION = 1
+"""The version of the tables below. Bump it (and migrate) whenever a table changes."""
+
+POSTGRES_URL_VARIABLE = "LAB_POSTGRES_URL"
+"""The environment variable naming a PostgreSQL server the lessons may use (``postgresql://...``)."""
+
+
+class StoreError(LabError):
+    """A store cannot do what was asked: a database it cannot open, a schema it does not know, a missing driver."""
+
+
+@dataclass(frozen=True, slots=True)
+class RowState:
+    """One snapshot of a session's row: its version, its history, and the receipt of the request id asked about
+    (``(question, answer)``, or ``None`` when the session has no receipt for it)."""
+
+    version: int
+    history: tuple[Message, ...]
+    receipt: tuple[str, str] | None = None
+
+
+class Store(Protocol):
+    """What a durable store offers a session: each method is one database transaction (:mod:`lab.sessions.stores`)."""
+
+    @property
+    def label(self) -> str:
+        """``sqlite:NAME`` or ``postgresql://host:port/db``: what the explorer, the console and evidence call it."""
+        ...
+
+    def open_session(self, name: str) -> str:
+        """The key of the session called ``name``, creating its row (version 0, no history) on first use."""
+        ...
+
+    def read(self, key: str, name: str, request_id: str | None = None) -> RowState:
+        """The row's version and history, and the receipt of ``request_id``, in one snapshot."""
+        ...
+
+    def commit_round(
+        self,
+        key: str,
+        name: str,
+        *,
+        expected_version: int,
+        history: tuple[Message, ...],
+        request_id: str,
+        question: str,
+        answer: str,
+        receipt_capacity: int,
+    ) -> bool:
+        """The compare-and-set commit; False (nothing written) when the version moved or the request id has a
+        receipt."""
+        ...
+
+    def overwrite(
+        self,
+        key: str,
+        name: str,
+        *,
+        version: int,
+        history: tuple[Message, ...],
+        request_id: str,
+        question: str,
+        answer: str,
+        receipt_capacity: int,
+    ) -> None:
+        """Write version and history with no compare-and-set: the lost-update mistake, kept for a mutant."""
+        ...
+
+    def receipt_ids(self, key: str, name: str) -> tuple[str, ...]:
+        """The request ids the session still remembers, oldest first."""
+        ...
+
+    def drop_session(self, name: str) -> None:
+        """Delete the session called ``name`` and its receipts (a fresh row next time, with a new key)."""
+        ...
+
+    def close(self) -> None:
+        """Close the connection; the data stays in the database."""
+        ...
+
+
+def access_name(label: str) -> str:
+    """What :func:`~lab.hooks.note_shared_access` calls a store's database: ``db sqlite:lesson.db``."""
+    return f"db {label}"
+
+
+def row_name(session: str) -> str:
+    """What the explorer calls one session's row: ``session:s1``."""
+    return f"session:{session}"
+
+
+def encode_history(history: Sequence[Message]) -> str:
+    """The history column: a JSON list of ``[role, content]`` pairs, in order."""
+    return json.dumps([[str(m.role), m.content] for m in history], ensure_ascii=False, separators=(",", ":"))
+
+
+def decode_history(text: str) -> tuple[Message, ...]:
+    """The inverse of :func:`encode_history`."""
+    return tuple(Message(role, content) for role, content in json.loads(text))
+
+
+def row_state(row: Sequence[Any] | None, label: str, name: str) -> RowState:
+    """A read's row, ``(version, history, question, answer)`` with the receipt's columns ``NULL`` when there is none,
+    as a :class:`RowState`; no row at all is a :class:`StoreError` (the session was dropped under the reader)."""
+    if row is None:
+        raise StoreError(f"{label}: session {name} is gone (its row was deleted)")
+    receipt = (str(row[2]), str(row[3])) if row[2] is not None else None
+    return RowState(int(row[0]), decode_history(row[1]), receipt)
+
+
+def open_store(spec: str) -> Store | None:
+    """The store a command line names: ``memory`` (``None``: the session object holds the state),
+    ``sqlite:PATH``, or a ``postgresql://`` URL. Anything else is a :class:`StoreError` in one line."""
+    if spec == "memory":
+        return None
+    if spec.startswith("sqlite:"):
+        path = spec.removeprefix("sqlite:")
+        if not path:
+            raise StoreError("sqlite: needs a file, as in sqlite:chat.db")
+        from lab.sessions.stores.sqlite import SqliteStore
+
+        return SqliteStore(path)
+    if spec.startswith(("postgresql://", "postgres://")):
+        from lab.sessions.stores.postgres import PostgresStore
+
+        return PostgresStore(spec)
+    raise StoreError(f"unknown store {spec!r}: use memory, sqlite:PATH or postgresql://USER@HOST:PORT/DB")
+
+
+def store_label(store: Store | None) -> str:
+    """``memory`` for no store, otherwise the store's label."""
+    return "memory" if store is None else store.label
+
+
+# -- scratch databases for lessons --------------------------------------------------------------------------------
+
+_scratch: list[str] = []
+_numbers = itertools.count(1)
+
+
+def scratch_database(name: str) -> Path:
+    """A path to a fresh SQLite database with the lab's tables, in a folder of this process's own that is removed
+    when the process ends.
+
+    Every call returns a new file (a scenario is set up afresh for every run the explorer makes); the files of the
+    previous call of the same name are removed first, since that run is over. The file is a copy of a template made
+    once per process: creating a database and its tables costs milliseconds of file syncing, a copy does not.
+    """
+    if not _scratch:
+        memory = Path("/dev/shm")  # a RAM-backed folder where there is one: syncing a file there costs nothing
+        base = str(memory) if memory.is_dir() and os.access(memory, os.W_OK) else None
+        made = tempfile.mkdtemp(prefix="lab-stores-", dir=base)
+        _scratch.append(made)
+        atexit.register(shutil.rmtree, made, True)
+        from lab.sessions.stores.sqlite import SqliteStore
+
+        SqliteStore(Path(made) / "template.sqlite").close()  # the last connection out checkpoints the WAL
+    folder = Path(_scratch[0])
+    for old in folder.glob(f"{name}-*"):
+        old.unlink(missing_ok=True)
+    path = folder / f"{name}-{next(_numbers)}.db"
+    shutil.copyfile(folder / "template.sqlite", path)
+    return path
+
+
+NO_POSTGRES = (
+    f"no PostgreSQL server: set {POSTGRES_URL_VARIABLE}, or run under "
+    "`python -m lab.sessions.stores.pgserver -- ...`, which starts a throwaway one"
+)
+"""Why a PostgreSQL lesson is skipped when no server is configured."""
+
+
+def lesson_postgres_url() -> str:
+    """The PostgreSQL server lessons use (``$LAB_POSTGRES_URL``).
+
+    Without one, :class:`~lab.errors.Unavailable`: called from a scenario's ``setup``, that records the scenario
+    as SKIPPED with the reason (:data:`NO_POSTGRES`), so a machine without a server neither fails the lesson nor
+    passes it, and the evidence says why it did not run.
+    """
+    url = os.environ.get(POSTGRES_URL_VARIABLE, "").strip()
+    if not url:
+        raise Unavailable(NO_POSTGRES)
+    return url
+
+
+def stores_used(holder: object) -> str:
+    """Where the sessions ``holder`` keeps (a scenario) store their state: the label of each session's store, found
+    among its attributes directly or in a list, tuple or dict, joined by ``, ``; ``memory`` when none is durable
+    (then the session objects themselves are the state). The evidence records it for every scenario."""
+    found: set[str] = set()
+    for value in vars(holder).values():
+        items = value.values() if isinstance(value, dict) else value if isinstance(value, list | tuple) else (value,)
+        found.update(name for item in items if isinstance(name := getattr(item, "store_name", None), str))
+    return ", ".join(sorted(found - {"memory"})) or "memory"

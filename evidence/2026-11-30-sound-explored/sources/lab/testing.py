@@ -1,0 +1,182 @@
+"""Explore your own code from your own tests: actors, a setup and the checks, with no scenario file to write.
+
+::
+
+    from lab.testing import explore_code
+
+    def test_two_deposits_are_never_lost():
+        explore_code(
+            setup=lambda lab: Account(),                      # the shared state, built fresh for every schedule
+            actors={"alice": lambda acct: acct.deposit(5),    # one thread each
+                    "bob": lambda acct: acct.deposit(7)},
+            check=lambda acct: {"no deposit lost": acct.balance == 12},
+            under_test=[bank],                                # the module(s) that define Account
+        )
+
+:func:`explore_code` runs the actors under every interleaving that matters (at line granularity by default, so
+code without probes or lab locks is split between its lines) and returns quietly when every check held in every
+schedule; otherwise it raises :class:`AssertionError` whose message is readable as it stands: which check broke,
+the schedule as a table with one column per actor, and the command-free way to replay it
+(:func:`replay_code`). It builds an ordinary :class:`~lab.Scenario` behind the scenes, so everything the explorer
+promises holds here too: footprints recorded by identity, INCOMPLETE (never PASS) when a bound, the budget or a
+too coarse granularity cut the search. The module that calls it and the modules listed in ``under_test`` are the
+code under test.
+"""
+
+from __future__ import annotations
+
+import inspect
+import io
+import types
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from lab.engine.explorer import DEFAULT_MAX_SCHEDULES
+from lab.engine.instrument import instrumented_function
+from lab.errors import UsageError
+from lab.render import replay_table
+from lab.scenarios.base import Lab, Scenario, actor
+from lab.scenarios.explaining import Explanation
+from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario, replay_scenario
+from lab.scenarios.loader import LoadedScenario
+from lab.scenarios.outcomes import acceptable
+
+Check = Callable[[Any], Mapping[str, bool] | Iterable[tuple[str, bool]]]
+
+
+def explore_code(
+    *,
+    setup: Callable[[Lab], Any],
+    actors: Mapping[str, Callable[[Any], object]],
+    check: Check | None = None,
+    under_test: Sequence[types.ModuleType | str] = (),
+    granularity: str = "line",
+    max_schedules: int = DEFAULT_MAX_SCHEDULES,
+    name: str = "",
+) -> ScenarioExploration:
+    """Explore ``actors`` over the state ``setup`` builds; raise AssertionError, readably, unless every check held.
+
+    ``check(state)`` returns named conditions (a mapping or ``(name, held)`` pairs) that must hold once every actor
+    is done; an actor that raises fails too. ``under_test`` lists the modules whose code the actors run (the module
+    calling this function is always included).
+    """
+    found, loaded = _explore(
+        setup=setup,
+        actors=actors,
+        check=check,
+        under_test=under_test,
+        granularity=granularity,
+        max_schedules=max_schedules,
+        name=name,
+        caller=2,
+    )
+    if found.verdict is ExploreVerdict.PASS:
+        return found
+    raise AssertionError(failure_text(found, loaded))
+
+
+def replay_code(found: ScenarioExploration, loaded: LoadedScenario, schedule: str) -> str:
+    """The table of one schedule (``found.counterexample.schedule``, say), one column per actor, as text."""
+    result = replay_scenario(loaded, schedule, granularity=found.granularity, watch_states=True)
+    return _render(replay_table(result, loaded.cls.actors))
+
+
+def failure_text(found: ScenarioExploration, loaded: LoadedScenario) -> str:
+    """What a failed or incomplete exploration says to the person reading the test output."""
+    lines = [f"{found.name}: {found.verdict} after {found.schedules} schedules at {found.granularity} granularity"]
+    example = found.counterexample
+    if example is None:
+        lines.append(found.problem or "the search was cut short (a bound or the schedule budget)")
+        return "\n".join(lines)
+    lines.append(f"why: {example.why}")
+    lines.append(f"reached: {', '.join(f'{key}={value}' for key, value in example.observed.items())}")
+    lines.append(f"schedule: {example.schedule}")
+    lines.append(replay_code(found, loaded, example.schedule))
+    if example.explanation is not None:
+        lines.append(_render_explanation(example.explanation))
+    return "\n".join(lines)
+
+
+def _explore(
+    *,
+    setup: Callable[[Lab], Any],
+    actors: Mapping[str, Callable[[Any], object]],
+    check: Check | None,
+    under_test: Sequence[types.ModuleType | str],
+    granularity: str,
+    max_schedules: int,
+    name: str,
+    caller: int,
+) -> tuple[ScenarioExploration, LoadedScenario]:
+    if not actors:
+        raise UsageError("explore_code needs at least one actor")
+    frame = next(
+        (
+            f
+            for f in inspect.stack()[caller:]
+            if f.frame.f_globals.get("__name__") not in ("lab.testing", "lab.pytest_plugin")
+        ),
+        inspect.stack()[caller],
+    )  # the test that asked, not the fixture in between
+    home = str(frame.frame.f_globals.get("__name__", "__main__"))
+    names = [m.__name__ if isinstance(m, types.ModuleType) else str(m) for m in under_test]
+    cls = _scenario_class(setup, actors, check, home, names, name or f"explore_{frame.function}")
+    loaded = LoadedScenario(cls.__name__, Path(frame.filename), cls, cls.__doc__ or "")
+    found = explore_scenario(loaded, granularity=granularity, max_schedules=max_schedules)
+    return found, loaded
+
+
+def _scenario_class(
+    setup: Callable[[Lab], Any],
+    actors: Mapping[str, Callable[[Any], object]],
+    check: Check | None,
+    home: str,
+    under_test: list[str],
+    name: str,
+) -> type[Scenario]:
+    def _setup(self: Any) -> None:
+        self.state = setup(self.lab)
+
+    def _invariants(self: Any) -> Iterable[tuple[str, bool]]:
+        if check is None:
+            return ()
+        held = check(self.state)
+        return list(held.items()) if isinstance(held, Mapping) else list(held)
+
+    namespace: dict[str, Any] = {
+        "__module__": home,
+        "__doc__": f"{name}: actors {', '.join(actors)} explored from a test.",
+        "source": "a test, through lab.testing.explore_code",
+        "outcomes": (acceptable("any outcome; the checks decide"),),
+        "line_modules": tuple(under_test),
+        "setup": _setup,
+        "invariants": _invariants,
+    }
+    for who, body in actors.items():  # actor 0 is the first named
+        namespace[who] = actor(_actor(body))
+    return type(name, (Scenario,), namespace)
+
+
+def _actor(body: Callable[[Any], object]) -> Callable[[Any], object]:
+    def act(self: Any) -> object:
+        # A lambda written inside the test was made before its module's code was rewritten: run its rewritten
+        # twin, so that what it touches is recorded too.
+        return instrumented_function(body)(self.state)
+
+    return act
+
+
+def _render(renderable: object) -> str:
+    buffer = io.StringIO()
+    Console(file=buffer, width=100, force_terminal=False, color_system=None).print(renderable)
+    return buffer.getvalue().rstrip()
+
+
+def _render_explanation(explanation: Explanation) -> str:
+    return "\n".join(["why it fails:", *explanation.lines(width=100, indent="  ")])
+
+
+__all__ = ["explore_code", "failure_text", "replay_code"]

@@ -1,0 +1,42 @@
+"""``lab list`` and ``lab new NAME``: the scenarios of a folder with their lessons; a new one from the template."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from lab.campaign import Campaign
+from lab.cli.common import Output, add_scenarios
+from lab.render import list_table
+
+
+def add(commands: Any) -> None:
+    """Register ``list`` and ``new``."""
+    listing = commands.add_parser(
+        "list", help="list the scenarios and their lessons", description="List the scenarios and their lessons."
+    )
+    add_scenarios(listing)
+    listing.set_defaults(handler=list_main)
+    new = commands.add_parser(
+        "new",
+        help="write a new scenario file from the commented template",
+        description="Write NAME.py in the scenario folder from the commented template (never overwrites).",
+    )
+    new.add_argument("name", metavar="NAME", help="the new scenario's name, lower_snake_case")
+    add_scenarios(new)
+    new.set_defaults(handler=new_main)
+
+
+def list_main(args: argparse.Namespace, output: Output) -> int:
+    """Print every scenario with its lesson (a broken file with its one-line problem)."""
+    output.out.print(list_table(Campaign(args.scenarios, root=args.root).items()))
+    return 0
+
+
+def new_main(args: argparse.Namespace, output: Output) -> int:
+    """Write the file and say how to run it."""
+    campaign = Campaign(args.scenarios, root=args.root)
+    path = campaign.new(args.name)
+    folder = f" --scenarios {campaign.scenarios}" if args.scenarios is not None else ""
+    output.line(f"wrote {path}; run it with: lab run{folder} --scenario {args.name} --out evidence/try-{args.name}")
+    return 0

@@ -1,0 +1,100 @@
+"""Actor threads kept across runs: starting a thread costs about 130 us, and milliseconds whenever the start waits
+for a CPU, and an exploration runs thousands of schedules.
+
+Each pooled thread waits on one lock, its *baton*. The scheduler hands a run's actor a worker and uses the worker's
+baton as the actor's own, so the first handoff to an actor and every later one are the same single lock release: no
+thread wakes up only to wait again. All of them end when the process exits; in a forked child the pool starts empty.
+"""
+
+from __future__ import annotations
+
+import _thread
+import atexit
+import contextlib
+import os
+import threading
+from collections.abc import Callable
+
+
+class Worker:
+    """A pooled thread: each time its baton is released it runs the task it was given, once, then goes idle."""
+
+    def __init__(self, pool: ActorPool) -> None:
+        self._pool = pool
+        self.baton = _thread.allocate_lock()
+        self.baton.acquire()  # held whenever the thread must not run
+        self._task: Callable[[], None] | None = None
+        self.thread = threading.Thread(target=self._loop, name="lab-actor", daemon=True)
+        self.thread.start()
+
+    def assign(self, name: str, task: Callable[[], None]) -> None:
+        """Give the worker its next task; it starts when the baton is released (by the scheduler's handoff)."""
+        self._task = task
+        self.thread.name = name
+
+    def stop(self) -> None:
+        """End the thread (it is idle: nobody else holds or releases its baton)."""
+        self._task = None
+        self.baton.release()
+
+    def _loop(self) -> None:
+        try:
+            while True:
+                self.baton.acquire()
+                task = self._task
+                if task is None:
+                    return
+                with contextlib.suppress(BaseException):  # a task reports its own errors; an abort ends here
+                    task()
+                # let go of the task while idle: it holds its run's scheduler, and with it the whole run's books
+                task = self._task = None
+                self.thread.name = "lab-actor"
+                self._pool.put_back(self)
+        except BaseException:  # an abort that arrived between two tasks: this thread is done, not the lab
+            return
+
+
+class ActorPool:
+    """Idle actor threads, kept across runs, schedules and scenarios."""
+
+    def __init__(self) -> None:
+        self._idle: list[Worker] = []
+        self._lock = _thread.allocate_lock()
+
+    def take(self) -> Worker:
+        """An idle worker (a new one when none is idle); its baton is held."""
+        with self._lock:
+            while self._idle:
+                worker = self._idle.pop()
+                if worker.thread.is_alive():
+                    return worker
+        return Worker(self)
+
+    def put_back(self, worker: Worker) -> None:
+        """A worker whose task ended is idle again."""
+        with self._lock:
+            self._idle.append(worker)
+
+    def idle_threads(self) -> list[threading.Thread]:
+        """The idle threads, for tests that check reuse."""
+        with self._lock:
+            return [worker.thread for worker in self._idle]
+
+    def shutdown(self) -> None:
+        """End every idle thread (at exit; a thread still running an actor ends with its task)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.stop()
+        for worker in idle:
+            worker.thread.join(1.0)
+
+    def forget_after_fork(self) -> None:
+        """In a forked child: the parent's idle threads were not copied, so none of them can be handed work."""
+        self._idle = []
+        self._lock = _thread.allocate_lock()
+
+
+ACTOR_POOL = ActorPool()
+atexit.register(ACTOR_POOL.shutdown)
+os.register_at_fork(after_in_child=ACTOR_POOL.forget_after_fork)

@@ -1,0 +1,85 @@
+"""Probe points made scheduling points: where a session announces ``commit:enter``, the scheduler may switch actors,
+and a scenario may hold an actor there until a latch opens (or count a latch down each time one gets there)."""
+
+from __future__ import annotations
+
+from lab.engine.footprint import EVERYTHING, NOTHING
+from lab.engine.primitives import Latch, _LatchOpen
+from lab.engine.scheduler import Scheduler
+from lab.errors import ScenarioError
+
+
+class Probes:
+    """Turns session probe points into scheduling points, and holds actors at them until a latch opens.
+
+    ``probes.hold("slow", "commit:enter", until=fast_committed)`` parks ``slow`` when it reaches
+    ``commit:enter`` of any object, until ``fast_committed`` is open. The engine knows no session, so it takes any
+    point name; :meth:`lab.scenarios.base.Lab.hold` checks the name against the points the code under test
+    announces before it gets here. A second hold (or signal) of one actor at one point is a scenario mistake.
+    """
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self._scheduler = scheduler
+        self._holds: dict[tuple[str, str], Latch] = {}
+        self._signals: dict[tuple[str, str], Latch] = {}
+
+    def hold(self, actor: str, point: str, *, until: Latch) -> None:
+        """Park ``actor`` at probe ``point`` until ``until`` is open."""
+        if (actor, point) in self._holds:
+            raise ScenarioError(f"{actor!r} is already held at {point!r}; one hold per actor and point")
+        self._holds[(actor, point)] = until
+
+    def signal(self, actor: str, point: str, *, latch: Latch) -> None:
+        """Count ``latch`` down each time ``actor`` reaches probe ``point`` ("slow is now in flight")."""
+        if (actor, point) in self._signals:
+            raise ScenarioError(f"{actor!r} already signals at {point!r}; one signal per actor and point")
+        self._signals[(actor, point)] = latch
+
+    def hook(self, obj: str) -> ProbeHook:
+        """A probe hook for the object named ``obj``, to pass to a session's ``probe=`` parameter."""
+        return ProbeHook(self, obj)
+
+    def _reach(self, obj: str, point: str) -> None:
+        me = self._scheduler.current()
+        if me is None:
+            return
+        # What the step after a probe touches is unknown until it runs: announce "anything", execute nothing; the
+        # accesses recorded while the step runs say what it really did.
+        self._scheduler.point(EVERYTHING, executes=NOTHING)
+        self._scheduler.record("probe", obj, {"point": point})
+        signal = self._signals.get((me, point))
+        if signal is not None:
+            signal.count_down()
+        latch = self._holds.get((me, point))
+        if latch is not None and latch.is_open():
+            # Going on past a hold reads its latch: this step depends on the count-down that opened it (the
+            # explorer must not reorder the two, and the atomicity check must see the hand-off).
+            self._scheduler.touch(frozenset({(latch.kind, latch.name, "r")}))
+        elif latch is not None:
+            self._scheduler.record("hold", obj, {"point": point, "until": latch.name})
+            self._scheduler.block(_HeldAt(point, latch), executes=latch.footprint)
+            self._scheduler.record("unhold", obj, {"point": point})
+
+
+class ProbeHook:
+    """A callable probe for one object; sessions call it with a point name."""
+
+    def __init__(self, probes: Probes, obj: str) -> None:
+        self._probes, self.obj = probes, obj
+
+    def __call__(self, point: str) -> None:
+        self._probes._reach(self.obj, point)
+
+    def __repr__(self) -> str:
+        return f"<ProbeHook {self.obj}>"
+
+
+class _HeldAt:
+    def __init__(self, point: str, latch: Latch) -> None:
+        self._point, self._latch = point, latch
+
+    def ready(self) -> bool:
+        return self._latch.is_open()
+
+    def describe(self) -> str:
+        return f"held at {self._point!r} until {_LatchOpen(self._latch).describe()}"

@@ -1,0 +1,281 @@
+"""Scheduler-aware stand-ins for the standard library's primitives, installed for the length of one run.
+
+This module installs them and makes time virtual; the stand-ins themselves live by family in
+:mod:`lab.engine.standard_locks`, :mod:`lab.engine.standard_events`, :mod:`lab.engine.standard_semaphores` and
+:mod:`lab.engine.standard_queues`, on what they share in :mod:`lab.engine.standard_base`.
+
+Why: the scheduler runs one actor at a time and passes a baton only at scheduling points. Code under test that takes
+a plain ``threading.Lock`` (or waits on a ``threading.Event``, a ``queue.Queue``, or sleeps) blocks its *thread*,
+outside the lab's view: if the lock is held by a parked actor, nobody ever hands that actor the baton again, and the
+run ends HUNG at the watchdog although the program is correct. So while a scenario runs,
+:func:`scheduler_aware_primitives` replaces ``threading.Lock``, ``RLock``, ``Condition``, ``Event``, ``Semaphore``,
+``BoundedSemaphore``, ``Barrier``, ``queue.Queue``, ``LifoQueue``, ``PriorityQueue``, ``SimpleQueue``, and
+``time.sleep``, ``time.monotonic`` and ``time.time`` with the stand-ins below, and puts the originals back afterwards,
+even on error. The learner injects nothing.
+
+Each stand-in decides per call. From an actor of the active run, every acquire, release, wait, notify, set, put and
+get is a scheduling point (``scheduler.point(footprint)`` then ``scheduler.record(...)``, as the lab's own
+primitives do), and waiting parks the actor with ``scheduler.block``, so a deadlock is reported at once with the
+holders named (``lock 'Lock#2' held by b``). From any other thread (setup on the main thread, ``observe()`` after
+the run) it behaves like the real primitive: the blocking, return values and error messages are the standard
+library's own (the classes subclass the real ones, the locks wrap real locks). So is a misuse, from any thread: a
+``ValueError`` or ``RuntimeError`` as the real primitive raises, outside the lab's ``LabError`` tree on purpose,
+since the code under test was written against the standard library. One deliberate difference,
+shared with :class:`lab.engine.primitives.LabLock`: a non-actor that would wait *forever* for a lock held by an
+actor gets a :class:`~lab.errors.ScheduleError` instead, since that actor is parked or gone and never releases it.
+
+Who gets a stand-in: code outside the standard library and outside the lab's machinery. A factory called from a
+standard-library module (``threading.Thread`` builds its ``Event``, ``queue`` its mutex, ``logging`` its locks) or
+from the lab's engine, runner and transports returns the real primitive, so threads start, the scheduler keeps its
+own locks, and the scripted transport's guard stays invisible. The sessions under study (``lab.sessions``,
+``lab.mutants``) are code under test: a session built without ``lock=`` gets a stand-in.
+
+Names are deterministic: objects made during setup are numbered per type in creation order (``Lock#1``,
+``Lock#2``, ``Event#1``); objects made by an actor carry its name and a per-actor count (``Lock@fast#1``). A
+``Condition()`` made without a lock owns ``Condition#1.lock``. Footprints are ``writes(kind, name)`` with kind
+``lock``, ``condition``, ``event``, ``semaphore``, ``barrier``, ``queue``; read-only queries (``locked()``,
+``is_set()``, ``qsize()``) add a read to the running step through ``scheduler.touch``.
+
+Virtual time: each run has a clock starting at 0. ``time.sleep(s)`` in an actor is a scheduling point that lets the
+others go first: the sleeper may run again once another actor has taken a step, or at once when no other actor can
+run; on waking the clock reads at least the start of the sleep plus ``s``. No real time passes, and a sleep is no
+way to order actors (the explorer may wake a sleeper after any step of the others). A wait with a timeout
+(``Event.wait(5)``, ``Condition.wait(5)``, ``queue.get(timeout=5)``, ``Lock.acquire(timeout=5)``) returns as soon as
+its condition holds, and times out only when no other actor can make progress, earliest deadline first (sleepers
+included); the clock then moves to that deadline. A timeout of zero or less never waits. Whether a timeout fires
+depends on what the others are doing (a sleeper, another deadline), so a sleep and a wait with a timeout both write
+the clock at their scheduling point, and the explorer tries both orders of them. Inside actors,
+``time.monotonic()`` and ``time.time()`` read the run's start (real) plus the virtual clock, so deadlines computed
+with them agree with the sleeps (differences are deterministic, absolute values are not); ``perf_counter`` and the
+``_ns`` variants stay real.
+
+Limits: code that bound a name before the run (``from threading import Lock`` at import time, a default argument,
+``field(default_factory=threading.Lock)``) keeps the original, except in the modules named by ``code``, whose
+globals are patched too (the runner names the scenario's own module and its ``line_modules``). Objects made before
+the run stay real. A ``Condition`` over a lock that is not a stand-in is a real condition. Threads started by the
+code under test, ``Thread.join``, ``threading.Timer`` and ``concurrent.futures`` are not scheduled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import queue
+import sys
+import threading
+import time
+import types
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from lab.engine.scheduler import Scheduler
+from lab.engine.standard_base import (
+    _CALLS_ON_BEHALF,
+    _CLOCK_READ,
+    _CLOCK_WRITE,
+    _REAL_ALLOCATE_LOCK,
+    _REAL_MONOTONIC,
+    _REAL_RLOCK_FACTORY,
+    _REAL_SLEEP,
+    _REAL_THREAD_START,
+    _REAL_TIME,
+    VirtualClock,
+    _acting,
+    _activate,
+    _active,
+    _caller_keeps_real,
+    _is_machinery,
+    _Run,
+    _wait,
+)
+from lab.engine.standard_events import Condition, Event
+from lab.engine.standard_locks import Lock, RLock
+from lab.engine.standard_queues import LifoQueue, PriorityQueue, Queue, SimpleQueue
+from lab.engine.standard_semaphores import Barrier, BoundedSemaphore, Semaphore
+from lab.errors import ScheduleError
+
+# -- factories -----------------------------------------------------------------------------------------------------
+
+
+def _lock_factory() -> Any:
+    """What ``threading.Lock`` is during a run: a stand-in for code under test, a real lock for everyone else."""
+    if _caller_keeps_real(1):
+        return _REAL_ALLOCATE_LOCK()
+    return Lock()
+
+
+def _rlock_factory(*args: Any, **kwargs: Any) -> Any:
+    """What ``threading.RLock`` is during a run."""
+    if args or kwargs or _caller_keeps_real(1):
+        return _REAL_RLOCK_FACTORY(*args, **kwargs)
+    return RLock()
+
+
+# -- threads -------------------------------------------------------------------------------------------------------
+
+
+def _start_thread(thread: threading.Thread) -> None:
+    """What ``Thread.start`` is during a run: the real start, and a ``thread.start`` trace event when code under
+    test in an actor starts the thread. The lab neither schedules such a thread nor records what it touches, so an
+    exploration of a run with one cannot be complete (:mod:`lab.scenarios.exploring` says INCOMPLETE)."""
+    acting = _acting()
+    if acting is not None and _started_by_code_under_test():
+        target = getattr(thread, "_target", None)
+        acting[0].scheduler.record("thread.start", getattr(target, "__qualname__", type(thread).__qualname__))
+    _REAL_THREAD_START(thread)
+
+
+def _started_by_code_under_test() -> bool:
+    """True when the code that asked for the thread, past the standard library (an executor, a timer) and the
+    runtime of instrumented modules, is not the lab's machinery."""
+    frame: types.FrameType | None = sys._getframe(2)
+    while frame is not None:
+        module = frame.f_globals.get("__name__")
+        if not isinstance(module, str):
+            return True
+        if module not in _CALLS_ON_BEHALF and module.partition(".")[0] not in sys.stdlib_module_names:
+            return not _is_machinery(module)
+        frame = frame.f_back
+    return False
+
+
+# -- time ----------------------------------------------------------------------------------------------------------
+
+
+def _sleep(seconds: float) -> None:
+    """What ``time.sleep`` is during a run: virtual inside actors (no real waiting), real everywhere else."""
+    acting = _acting()
+    if acting is None:
+        _REAL_SLEEP(seconds)
+        return
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise TypeError(f"'{type(seconds).__name__}' object cannot be interpreted as an integer")
+    if math.isnan(seconds):
+        raise ValueError("Invalid value NaN (not a number)")
+    if seconds < 0:
+        raise ValueError("sleep length must be non-negative")
+    run, me = acting
+    scheduler = run.scheduler
+    scheduler.point(_CLOCK_WRITE)
+    start, steps = run.clock, run.steps()
+    scheduler.record("sleep", "clock", {"seconds": float(seconds)})
+    _wait(run, me, lambda: run.steps() > steps, lambda: "the clock", float(seconds), always_yield=True)
+    run.clock = max(run.clock, start + float(seconds))
+    scheduler.record("wake", "clock", {"clock": run.clock})
+
+
+def _monotonic() -> float:
+    """What ``time.monotonic`` is during a run: inside actors, the run's real start plus the virtual clock."""
+    acting = _acting()
+    if acting is None:
+        return _REAL_MONOTONIC()
+    run = acting[0]
+    run.scheduler.touch(_CLOCK_READ)
+    return run.epoch_monotonic + run.clock
+
+
+def _time() -> float:
+    """What ``time.time`` is during a run: inside actors, the run's real start plus the virtual clock."""
+    acting = _acting()
+    if acting is None:
+        return _REAL_TIME()
+    run = acting[0]
+    run.scheduler.touch(_CLOCK_READ)
+    return run.epoch_time + run.clock
+
+
+# -- installing ----------------------------------------------------------------------------------------------------
+
+_REPLACEMENTS: tuple[tuple[types.ModuleType | type, str, object], ...] = (
+    (threading, "Lock", _lock_factory),
+    (threading, "RLock", _rlock_factory),
+    (threading, "Condition", Condition),
+    (threading, "Event", Event),
+    (threading, "Semaphore", Semaphore),
+    (threading, "BoundedSemaphore", BoundedSemaphore),
+    (threading, "Barrier", Barrier),
+    (queue, "Queue", Queue),
+    (queue, "LifoQueue", LifoQueue),
+    (queue, "PriorityQueue", PriorityQueue),
+    (queue, "SimpleQueue", SimpleQueue),
+    (time, "sleep", _sleep),
+    (time, "monotonic", _monotonic),
+    (time, "time", _time),
+    (threading.Thread, "start", _start_thread),
+)
+
+
+@contextlib.contextmanager
+def scheduler_aware_primitives(scheduler: Scheduler, *, code: Iterable[object] = ()) -> Iterator[VirtualClock]:
+    """Make the standard library's primitives scheduler-aware for ``scheduler``'s run; restore them on the way out.
+
+    Wrap the world's setup and ``scheduler.run()`` in it. ``code`` names code under test whose module globals
+    should see the stand-ins too, for names bound before the run (``from threading import Lock``): module names,
+    modules, or classes and functions (their defining module). Yields the run's :class:`VirtualClock`.
+    """
+    if _active() is not None:
+        raise ScheduleError("the standard primitives are already scheduler-aware for another run in this process")
+    run = _Run(scheduler)
+    saved: list[tuple[Any, str, object]] = []
+    try:
+        originals: dict[int, object] = {}
+        for owner, attribute, replacement in _REPLACEMENTS:
+            current = getattr(owner, attribute)
+            originals[id(current)] = replacement
+            saved.append((owner, attribute, current))
+            setattr(owner, attribute, replacement)
+        for namespace in _namespaces(code):
+            for attribute, value in list(namespace.items()):
+                replacement = originals.get(id(value))
+                if replacement is not None and any(value is old for _, _, old in saved):
+                    saved.append((namespace, attribute, value))
+                    namespace[attribute] = replacement
+        _activate(run)
+        yield VirtualClock(run)
+    finally:
+        _activate(None)
+        for owner, attribute, value in reversed(saved):
+            if isinstance(owner, dict):
+                owner[attribute] = value
+            else:
+                setattr(owner, attribute, value)
+
+
+def _namespaces(code: Iterable[object]) -> list[dict[str, Any]]:
+    """The module globals of each item of ``code`` (a module name, module, class or function), machinery left out."""
+    found: list[dict[str, Any]] = []
+    for item in code:
+        namespace: dict[str, Any] | None = None
+        if isinstance(item, str):
+            module = sys.modules.get(item)
+            namespace = vars(module) if module is not None else None
+        elif isinstance(item, types.ModuleType):
+            namespace = vars(item)
+        elif isinstance(item, types.FunctionType):
+            namespace = item.__globals__
+        elif isinstance(item, type):
+            functions = [v for v in vars(item).values() if isinstance(v, types.FunctionType)]
+            own = [f for f in functions if f.__module__ == item.__module__]
+            module = sys.modules.get(item.__module__)
+            namespace = own[0].__globals__ if own else (vars(module) if module is not None else None)
+        if namespace is None or _is_machinery(namespace.get("__name__")) or any(namespace is n for n in found):
+            continue
+        found.append(namespace)
+    return found
+
+
+__all__ = [
+    "Barrier",
+    "BoundedSemaphore",
+    "Condition",
+    "Event",
+    "LifoQueue",
+    "Lock",
+    "PriorityQueue",
+    "Queue",
+    "RLock",
+    "Semaphore",
+    "SimpleQueue",
+    "VirtualClock",
+    "scheduler_aware_primitives",
+]

@@ -1,0 +1,181 @@
+"""Stand-ins for ``threading.Semaphore``, ``BoundedSemaphore`` and ``Barrier`` (see :mod:`lab.engine.standard`)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from lab.engine.footprint import writes
+from lab.engine.standard_base import (
+    _REAL_BARRIER,
+    _REAL_BOUNDED_SEMAPHORE,
+    _REAL_SEMAPHORE,
+    _acting,
+    _caller_keeps_real,
+    _new_name,
+    _raw,
+    _timed,
+    _wait,
+)
+
+
+class Semaphore(_REAL_SEMAPHORE):
+    """The stand-in for ``threading.Semaphore``: acquire and release are scheduling points inside actors."""
+
+    _label: ClassVar[str] = "Semaphore"
+    _real_class: ClassVar[type[Any]] = _REAL_SEMAPHORE
+
+    def __new__(cls, value: int = 1) -> Any:
+        if cls in (Semaphore, BoundedSemaphore) and _caller_keeps_real(1):
+            return cls._real_class(value)
+        return super().__new__(cls)
+
+    def __init__(self, value: int = 1) -> None:
+        # threading.BoundedSemaphore.__init__ calls Semaphore.__init__ through the module global, which is this
+        # class during a run: call the real one by name instead.
+        _REAL_SEMAPHORE.__init__(self, value)
+        self.lab_name = _new_name(self._label)
+        self.lab_footprint = writes("semaphore", self.lab_name)
+
+    def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
+        """Take one unit, waiting while there is none (the standard library's semantics)."""
+        acting = _acting()
+        if acting is None:
+            return super().acquire(blocking, timeout)
+        if not blocking and timeout is not None:
+            raise ValueError("can't specify timeout for non-blocking acquire")
+        run, me = acting
+        raw = _raw(self)
+        run.scheduler.point(_timed(self.lab_footprint, timeout))
+        if raw._value == 0:
+            if not blocking:
+                run.scheduler.record("semaphore.busy", self.lab_name)
+                return False
+            run.scheduler.record("semaphore.wait", self.lab_name)
+            describe = lambda: f"semaphore {self.lab_name!r} to be released"  # noqa: E731
+            if not _wait(run, me, lambda: raw._value > 0, describe, timeout):
+                run.scheduler.record("semaphore.timeout", self.lab_name, {"clock": run.clock})
+                return False
+        with raw._cond:
+            raw._value -= 1
+        run.scheduler.record("semaphore.acquire", self.lab_name, {"value": raw._value})
+        return True
+
+    __enter__ = acquire
+
+    def release(self, n: int = 1) -> None:
+        """Give ``n`` units back (a bounded semaphore refuses to go above its initial value)."""
+        acting = _acting()
+        if acting is None:
+            super().release(n)
+            return
+        if n < 1:
+            raise ValueError("n must be one or more")
+        acting[0].scheduler.point(self.lab_footprint)
+        super().release(n)
+        acting[0].scheduler.record("semaphore.release", self.lab_name, {"value": _raw(self)._value})
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        return f"<lab stand-in {self._label} {self.lab_name!r} value={_raw(self)._value}>"
+
+
+class BoundedSemaphore(Semaphore, _REAL_BOUNDED_SEMAPHORE):
+    """The stand-in for ``threading.BoundedSemaphore``."""
+
+    _label: ClassVar[str] = "BoundedSemaphore"
+    _real_class: ClassVar[type[Any]] = _REAL_BOUNDED_SEMAPHORE
+
+    def __init__(self, value: int = 1) -> None:
+        super().__init__(value)
+        _raw(self)._initial_value = value
+
+
+class Barrier(_REAL_BARRIER):
+    """The stand-in for ``threading.Barrier``: ``wait`` is a scheduling point inside actors, and parks them."""
+
+    def __new__(cls, parties: int, action: Callable[[], None] | None = None, timeout: float | None = None) -> Any:
+        if cls is Barrier and _caller_keeps_real(1):
+            return _REAL_BARRIER(parties, action, timeout)
+        return super().__new__(cls)
+
+    def __init__(self, parties: int, action: Callable[[], None] | None = None, timeout: float | None = None) -> None:
+        super().__init__(parties, action, timeout)
+        self.lab_name = _new_name("Barrier")
+        self.lab_footprint = writes("barrier", self.lab_name)
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Arrive and wait for the other parties, as ``threading.Barrier.wait``; returns the arrival index."""
+        acting = _acting()
+        if acting is None:
+            return int(super().wait(timeout))
+        run, me = acting
+        raw = _raw(self)
+        scheduler = run.scheduler
+        if timeout is None:
+            timeout = raw._timeout
+        scheduler.point(_timed(self.lab_footprint, timeout))
+        if raw._state in (-1, 1):  # draining or resetting: wait until done, as threading's _enter does
+            _wait(run, me, lambda: raw._state not in (-1, 1), lambda: f"barrier {self.lab_name!r} to drain", None)
+        if raw._state < 0:
+            scheduler.record("barrier.broken", self.lab_name)
+            raise threading.BrokenBarrierError
+        index: int = raw._count
+        raw._count += 1
+        scheduler.record("barrier.wait", self.lab_name, {"arrived": index + 1, "parties": raw._parties})
+        try:
+            if index + 1 == raw._parties:
+                self._trip(raw)
+            else:
+                describe = lambda: f"barrier {self.lab_name!r} has {raw._count} of {raw._parties} parties"  # noqa: E731
+                if not _wait(run, me, lambda: raw._state != 0, describe, timeout):
+                    with raw._cond:
+                        raw._break()
+                    scheduler.record("barrier.timeout", self.lab_name, {"clock": run.clock})
+                    raise threading.BrokenBarrierError
+                if raw._state < 0:
+                    scheduler.record("barrier.broken", self.lab_name)
+                    raise threading.BrokenBarrierError
+                scheduler.record("barrier.pass", self.lab_name)
+            return index
+        finally:
+            raw._count -= 1
+            with raw._cond:
+                raw._exit()
+
+    def _trip(self, raw: Any) -> None:
+        """Run the action (outside the barrier's real lock: it may take scheduling points), then release all."""
+        try:
+            if raw._action:
+                raw._action()
+            with raw._cond:
+                raw._state = 1
+                raw._cond.notify_all()
+        except BaseException:
+            with raw._cond:
+                raw._break()
+            raise
+
+    def reset(self) -> None:
+        """Return to the initial state; parties waiting now get ``BrokenBarrierError``."""
+        self._change("barrier.reset", super().reset)
+
+    def abort(self) -> None:
+        """Break the barrier: parties waiting now, and later, get ``BrokenBarrierError``."""
+        self._change("barrier.abort", super().abort)
+
+    def _change(self, op: str, change: Callable[[], None]) -> None:
+        acting = _acting()
+        if acting is None:
+            change()
+            return
+        acting[0].scheduler.point(self.lab_footprint)
+        change()
+        acting[0].scheduler.record(op, self.lab_name)
+
+    def __repr__(self) -> str:
+        raw = _raw(self)
+        return f"<lab stand-in Barrier {self.lab_name!r} {raw._count}/{raw._parties}>"

@@ -1,0 +1,260 @@
+"""Exploration records: one file per exploration, the kill matrix, and the summary ``run.json`` keeps of both.
+
+The writer makes them, and so does the re-execution child from the archived copy of this module, so a
+re-exploration is compared with the archive record to record. Everything in a record except its ``timing`` comes
+from the explorer's deterministic search: the same sources write the same bytes. ``naive_bound`` is a string
+because the multinomial bound of a long scenario has more digits than a JSON reader's number keeps.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lab.engine.trace import Json
+from lab.errors import UsageError
+from lab.evidence.records import layout
+from lab.evidence.records.layout import KILL_MATRIX, exploration_path
+from lab.evidence.records.schema import SUMMARY_KEYS, VERDICT_WORDS
+from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration
+from lab.scenarios.kill_matrix import KillCell, KillMatrix
+from lab.scenarios.runner import GRANULARITIES, ScenarioResult
+
+DEFAULT_KILL_MATRIX_SCHEDULES = 20_000
+"""What :func:`lab.scenarios.kill_matrix.build_kill_matrix` allows per cell when no settings say otherwise."""
+
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+_VARIANT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True, slots=True)
+class ExplorationFiles:
+    """What the writer adds to a folder for exploration: the records by path, and ``run.json``'s summary."""
+
+    records: tuple[tuple[str, dict[str, Json]], ...]
+    kill_matrix: dict[str, Json] | None
+    summary: dict[str, Json] | None
+
+
+def parse_exploration_path(rel: str) -> tuple[str, str, str] | None:
+    """``(scenario, granularity, variant)`` of an exploration file's path, or ``None`` if it is not one."""
+    return layout.parse_exploration_path(rel, GRANULARITIES)
+
+
+def exploration_record(found: ScenarioExploration, *, default_variant: bool) -> dict[str, Json]:
+    """The record of one exploration; ``default_variant`` says whether it explored the variant the run used."""
+    example = found.counterexample
+    return {
+        "name": found.name,
+        "variant": found.variant,
+        "default_variant": default_variant,
+        "granularity": found.granularity,
+        "verdict": str(found.verdict),
+        "schedules": found.schedules,
+        "pruned": found.pruned,
+        "naive_bound": str(found.naive_bound),
+        "distinct": found.distinct,
+        "counts": counts_record(found),
+        "rows": [
+            {
+                "grade": str(row.grade),
+                "reason": row.reason,
+                "expect": dict(row.expect),
+                "schedules": row.schedules,
+                "example": row.example,
+            }
+            for row in found.rows
+        ],
+        "outcomes": _outcomes(found.outcomes),
+        "counterexample": None
+        if example is None
+        else {
+            "schedule": example.schedule,
+            "observed": dict(example.observed),
+            "why": example.why,
+            "replayed": example.replayed,
+            "preemptions": example.preemptions,
+            "explanation": None if example.explanation is None else example.explanation.to_json(),
+        },
+        "replay_command": found.replay_command,
+        "preemption_bound": found.preemption_bound,
+        "max_schedules": found.max_schedules,
+        "bounded": found.bounded,
+        "budget_hit": found.budget_hit,
+        "problem": found.problem,
+        "timing": {"seconds": round(found.seconds, 6)},
+    }
+
+
+COUNT_WORDS = (
+    "distinct interleaving classes",
+    "executions run",
+    "executions redundant (sleep-set blocked)",
+    "naive count",
+)
+"""The keys of a record's ``counts``, in words: what the exploration claims to have covered, and at what cost."""
+NOT_COMPUTED = "not computed"
+
+
+def counts_record(found: ScenarioExploration) -> dict[str, Json]:
+    """What an exploration claims: the classes of equivalent interleavings it found, the executions it ran, those
+    that ended redundant, and the naive count (how many schedules a naive enumeration runs), or that it was not
+    computed (a reduced exploration does not know it; ``naive_bound`` bounds it)."""
+    classes, executions, redundant, naive = COUNT_WORDS
+    return {
+        classes: found.classes,
+        executions: found.executions,
+        redundant: found.blocked,
+        naive: found.naive_count if found.naive_count is not None else NOT_COMPUTED,
+    }
+
+
+def _outcomes(counts: Mapping[str, int]) -> list[Json]:
+    """Each distinct outcome with how many schedules reached it, sorted by its key, so the order never varies."""
+    found: list[Json] = []
+    for key in sorted(counts):
+        try:
+            parsed = json.loads(key)
+            observed, broken = parsed["observed"], parsed["broken"]
+        except (ValueError, TypeError, KeyError):  # a key not made by outcome_key: keep it whole
+            observed, broken = key, []
+        found.append({"observed": observed, "broken": broken, "schedules": counts[key]})
+    return found
+
+
+def kill_matrix_record(matrix: KillMatrix, *, max_schedules: int) -> dict[str, Json]:
+    """The record of the kill matrix, its cells in the order they were explored, and what makes it fail."""
+    problems = matrix.problems()
+    return {
+        "variants": list(matrix.variants),
+        "scenarios": list(matrix.scenarios),
+        "correct": list(matrix.correct),
+        "granularities": list(dict.fromkeys(cell.granularity for cell in matrix.cells)),
+        "max_schedules": max_schedules,
+        "cells": [
+            {
+                "variant": c.variant,
+                "scenario": c.scenario,
+                "granularity": c.granularity,
+                "status": c.status,
+                "schedules": c.schedules,
+                "schedule": c.schedule,
+                "why": c.why,
+            }
+            for c in matrix.cells
+        ],
+        "problems": list(problems),
+        "ok": not problems,
+        "partial": matrix.partial,
+    }
+
+
+def matrix_from_record(record: Mapping[str, Any]) -> KillMatrix:
+    """The :class:`KillMatrix` a (field-checked) record describes, to ask it again what makes it fail."""
+    cells = tuple(
+        KillCell(c["variant"], c["scenario"], c["granularity"], c["status"], c["schedules"], c["schedule"], c["why"])
+        for c in record["cells"]
+    )
+    partial = record.get("partial", False) is True  # absent in folders written before selections were partial
+    return KillMatrix(tuple(record["variants"]), tuple(record["scenarios"]), tuple(record["correct"]), cells, partial)
+
+
+def summary_fails(summary: Mapping[str, Any]) -> bool:
+    """Whether exploration makes the run FAIL: an exploration of a default variant that is not PASS (FAIL or
+    INCOMPLETE), or a kill matrix with problems. Explorations of other variants (mutants) may fail: that is their
+    lesson, and the kill matrix is where their verdicts count."""
+    kill = summary.get("kill_matrix")
+    return any(e["default_variant"] and e["verdict"] != ExploreVerdict.PASS for e in summary["explorations"]) or (
+        isinstance(kill, dict) and not kill["ok"]
+    )
+
+
+def plan_exploration(
+    results: Sequence[ScenarioResult],
+    explorations: Sequence[ScenarioExploration],
+    kill_matrix: KillMatrix | None,
+    settings: Mapping[str, Any] | None,
+) -> ExplorationFiles:
+    """The exploration records of a run, or a :class:`UsageError` (before anything is written) if they cannot be.
+
+    An exploration belongs beside its scenario's normal run: that run's variant is the scenario's default one,
+    which decides whether the exploration's verdict counts towards the run's status.
+    """
+    if not explorations and kill_matrix is None and settings is None:
+        return ExplorationFiles((), None, None)
+    recorded = _settings(settings)
+    defaults = {result.name: str(getattr(result, "variant", "") or "") for result in results}
+    records: list[tuple[str, dict[str, Json]]] = []
+    for found in explorations:
+        _check_exploration(found, defaults, recorded)
+        path = exploration_path(found.name, found.granularity, found.variant)
+        if any(path == seen for seen, _ in records):
+            raise UsageError(
+                f"{found.name} was explored twice at {found.granularity} granularity over "
+                f"{found.variant or 'its session'}; keep one exploration of each"
+            )
+        records.append((path, exploration_record(found, default_variant=found.variant == defaults[found.name])))
+    kill = None
+    if kill_matrix is not None:
+        limit = recorded["max_schedules"] if recorded is not None else DEFAULT_KILL_MATRIX_SCHEDULES
+        kill = kill_matrix_record(kill_matrix, max_schedules=limit)
+    return ExplorationFiles(tuple(records), kill, summary_record(recorded, records, kill))
+
+
+def summary_record(
+    settings: Mapping[str, Json] | None,
+    records: Sequence[tuple[str, Mapping[str, Json]]],
+    kill: Mapping[str, Json] | None,
+) -> dict[str, Json]:
+    """``run.json``'s ``exploration``: the settings, each exploration's verdict and counts, the kill matrix's state."""
+    verdicts = [record["verdict"] for _, record in records]
+    return {
+        "settings": dict(settings) if settings is not None else None,
+        "explorations": [{"file": path, **{key: record[key] for key in SUMMARY_KEYS}} for path, record in records],
+        "verdicts": {verdict: verdicts.count(verdict) for verdict in VERDICT_WORDS},
+        "kill_matrix": None if kill is None else {"file": KILL_MATRIX, "ok": kill["ok"], "problems": kill["problems"]},
+    }
+
+
+def _settings(settings: Mapping[str, Any] | None) -> dict[str, Json] | None:
+    if settings is None:
+        return None
+    granularities, bound, limit = (settings.get(key) for key in ("granularities", "preemption_bound", "max_schedules"))
+    if (
+        not isinstance(granularities, list | tuple)
+        or any(g not in GRANULARITIES for g in granularities)
+        or not (bound is None or (isinstance(bound, int) and not isinstance(bound, bool) and bound >= 0))
+        or not isinstance(limit, int)
+        or isinstance(limit, bool)
+        or limit <= 0
+    ):
+        raise UsageError(
+            f"explore settings {dict(settings)!r} are not {{'granularities': [probe and/or line], "
+            f"'preemption_bound': int or None, 'max_schedules': int}}"
+        )
+    return {"granularities": list(granularities), "preemption_bound": bound, "max_schedules": limit}
+
+
+def _check_exploration(
+    found: ScenarioExploration, defaults: Mapping[str, str], settings: Mapping[str, Any] | None
+) -> None:
+    if not _NAME.fullmatch(found.name) or found.name not in defaults:
+        raise UsageError(f"exploration of {found.name!r}: explore only scenarios that also ran normally in this run")
+    if found.granularity not in GRANULARITIES or (found.variant and not _VARIANT.fullmatch(found.variant)):
+        raise UsageError(
+            f"exploration of {found.name}: granularity {found.granularity!r} or variant "
+            f"{found.variant!r} cannot name a file"
+        )
+    if settings is None:
+        return
+    if (
+        found.granularity not in settings["granularities"]
+        or found.max_schedules != settings["max_schedules"]
+        or found.preemption_bound != settings["preemption_bound"]
+    ):
+        raise UsageError(
+            f"exploration of {found.name} ({found.granularity}) does not use the explore settings {dict(settings)!r}"
+        )

@@ -1,0 +1,363 @@
+# size: the worker and the parent reading it share one pipe protocol and its limits
+"""One scenario cannot harm another: each scenario file is loaded and run in a worker process of its own.
+
+:func:`run_file` forks a worker that loads one scenario file, runs it, and reports the result as JSON on a pipe;
+the parent, which writes the evidence, never imports the file. So whatever the file does, at import or while its
+actors run (patch the runner, ``os._exit``, crash the interpreter, leave a non-daemon thread running, print without
+end), it happens in its worker, and at worst that one scenario is recorded as ERROR with a one-line reason
+(:data:`~lab.scenarios.runner.Verdict`), while the others run on:
+
+- a worker that ends (``os._exit``, a signal) before it reported is ``ended (...) before it reported a result``;
+- a worker that prints more than :data:`OUTPUT_CAP` is stopped: ``printed more than 1 MiB``; what it prints below
+  that goes to the parent's standard error;
+- a worker that does not finish within its limit (the watchdog three times over, plus :data:`GRACE_SECONDS`) is
+  stopped;
+- a worker ends with ``os._exit``, so a thread it leaked dies with it, and its whole process group is killed.
+
+The report is plain JSON, never a pickle: the parent reads nothing from a worker that could run code in it. The
+parent process is forked only while it has run no scenario itself; the lab's pool of idle actor threads, which a
+fork does not copy, is replaced by an empty one in the worker. Where ``os.fork`` does not exist, the file is loaded
+and run in the calling process, as before.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import selectors
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lab.engine.pool import ACTOR_POOL
+from lab.engine.run import BlockedActor
+from lab.engine.trace import TraceEvent, encode_trace
+from lab.evidence.records.records import result_fields
+from lab.evidence.records.text import refuse_constant
+from lab.scenarios.loader import BrokenScenario, load
+from lab.scenarios.results import NOT_RUN
+from lab.scenarios.runner import Check, ScenarioResult, Verdict, run_scenario
+
+ISOLATED = hasattr(os, "fork")
+"""Whether scenarios run in worker processes on this platform."""
+OUTPUT_CAP = 1 << 20
+"""The most a worker may print (its scenario's own output); past it, the worker is stopped."""
+RESULT_CAP = 256 << 20
+"""The largest report a worker may send (its trace included)."""
+GRACE_SECONDS = 60.0
+"""How long a worker may take beyond three times its watchdog."""
+PARALLEL = max(1, min(os.cpu_count() or 1, 4))
+"""How many workers run at once."""
+_MAX_FD = 1 << 16
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One scenario file to run, with the options :func:`~lab.scenarios.runner.run_scenario` gets."""
+
+    path: Path
+    watchdog_seconds: float
+    variant: str | None = None
+    granularity: str = "probe"
+
+    def options(self) -> dict[str, Any]:
+        """The keyword arguments of ``run_scenario``: the variant and granularity only when given."""
+        options: dict[str, Any] = {"watchdog_seconds": self.watchdog_seconds}
+        if self.variant:
+            options["variant"] = self.variant
+        if self.granularity != "probe":
+            options["granularity"] = self.granularity
+        return options
+
+
+def run_file(
+    path: Path, *, watchdog_seconds: float, variant: str | None = None, granularity: str = "probe"
+) -> ScenarioResult | BrokenScenario:
+    """Load and run the scenario file ``path`` in a worker process; its result, or the file's one-line problem."""
+    return run_files([Job(path, watchdog_seconds, variant, granularity)], parallel=1)[0]
+
+
+def run_files(
+    jobs: Sequence[Job],
+    *,
+    parallel: int = PARALLEL,
+    on_done: Callable[[int, ScenarioResult | BrokenScenario], None] | None = None,
+) -> list[ScenarioResult | BrokenScenario]:
+    """Run each job's file in a worker of its own, at most ``parallel`` at a time; the outcomes in the jobs' order.
+    ``on_done`` is told each job's index and outcome as it finishes (for progress), in the order they finish.
+
+    Workers are processes, and a scenario depends on nothing outside its own process but what it creates fresh (a
+    scratch database), so running two at once changes no outcome: it only uses a second core. The parent stays
+    single-threaded: one loop watches every running worker's pipes and deadline.
+    """
+    if not ISOLATED:
+        found = []
+        for index, job in enumerate(jobs):
+            found.append(_in_process(job))
+            if on_done is not None:
+                on_done(index, found[-1])
+        return found
+    outcomes: dict[int, ScenarioResult | BrokenScenario] = {}
+    running: dict[int, _Worker] = {}  # by the descriptor of its report pipe
+    waiting = list(enumerate(jobs))
+    try:
+        with selectors.DefaultSelector() as selector:
+            while waiting or running:
+                while waiting and len(running) < max(parallel, 1):
+                    index, job = waiting.pop(0)
+                    worker = _Worker.start(index, job)
+                    running[worker.report_r] = worker
+                    selector.register(worker.report_r, selectors.EVENT_READ, worker)
+                    selector.register(worker.output_r, selectors.EVENT_READ, worker)
+                timeout = max(min(w.deadline for w in running.values()) - time.monotonic(), 0.0)
+                for key, _ in selector.select(timeout):
+                    key.data.read(key.fd, selector)
+                now = time.monotonic()
+                for worker in list(running.values()):
+                    if worker.reason is None and now >= worker.deadline:
+                        worker.reason = f"its worker did not finish within {worker.limit:g} s; stopped"
+                    if worker.done:
+                        for fd in worker.open_fds():
+                            selector.unregister(fd)
+                        del running[worker.report_r]
+                        outcomes[worker.index] = worker.finish()
+                        if on_done is not None:
+                            on_done(worker.index, outcomes[worker.index])
+    finally:
+        for worker in running.values():  # interrupted (Ctrl-C): no worker outlives the parent
+            worker.finish()
+    return [outcomes[index] for index in range(len(jobs))]
+
+
+def _in_process(job: Job) -> ScenarioResult | BrokenScenario:
+    loaded = load(job.path)
+    return loaded if isinstance(loaded, BrokenScenario) else run_scenario(loaded, **job.options())
+
+
+class _Worker:
+    """One forked worker, seen from the parent: its pipes, what it sent, and why it must be stopped, if it must."""
+
+    def __init__(self, index: int, job: Job, pid: int, report_r: int, output_r: int) -> None:
+        self.index, self.job, self.pid = index, job, pid
+        self.report_r, self.output_r = report_r, output_r
+        self.limit = 3.0 * job.watchdog_seconds + GRACE_SECONDS
+        self.deadline = time.monotonic() + self.limit
+        self.report = bytearray()
+        self.printed = 0
+        self.closed: set[int] = set()
+        self.reason: str | None = None
+
+    @classmethod
+    def start(cls, index: int, job: Job) -> _Worker:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # what the parent buffered must not be written twice
+                stream.flush()
+        report_r, report_w = os.pipe()
+        output_r, output_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the worker: it never returns, whatever the scenario does
+            _worker(job, report_w, output_w)
+        os.close(report_w)
+        os.close(output_w)
+        return cls(index, job, pid, report_r, output_r)
+
+    @property
+    def done(self) -> bool:
+        """Both pipes closed (the worker ended), or a reason to stop it."""
+        return self.reason is not None or len(self.closed) == 2
+
+    def open_fds(self) -> list[int]:
+        """The worker's pipes the parent still watches."""
+        return [fd for fd in (self.report_r, self.output_r) if fd not in self.closed]
+
+    def read(self, fd: int, selector: selectors.BaseSelector) -> None:
+        """Read what is there: the report, or output to pass on (until there is too much of either)."""
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            self.closed.add(fd)
+            selector.unregister(fd)
+        elif fd == self.report_r:
+            self.report.extend(chunk)
+            if len(self.report) > RESULT_CAP:
+                self.reason = f"its worker reported more than {_size(RESULT_CAP)}; stopped"
+        else:
+            self.printed += len(chunk)
+            if self.printed > OUTPUT_CAP:
+                self.reason = f"it printed more than {_size(OUTPUT_CAP)}; stopped"
+            else:
+                with contextlib.suppress(Exception):
+                    sys.stderr.write(chunk.decode("utf-8", "replace"))
+
+    def finish(self) -> ScenarioResult | BrokenScenario:
+        """Stop the worker and all it started, reap it, close its pipes; its outcome."""
+        with contextlib.suppress(OSError):
+            os.killpg(self.pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)  # in case it ended before it made its own group
+        status = _reap(self.pid)
+        for fd in (self.report_r, self.output_r):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        reason = self.reason
+        if reason is None and not self.report:
+            reason = _exit_reason(status)
+        if reason:
+            return _errored(self.job.path, reason)
+        try:
+            return _decode(self.job.path, json.loads(bytes(self.report), parse_constant=refuse_constant))
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            return _errored(self.job.path, "its worker reported a result that cannot be read")
+
+
+def _worker(job: Job, report_w: int, output_w: int) -> None:
+    code = 70
+    try:
+        os.setpgid(0, 0)
+        report, output = os.dup(report_w), os.dup(output_w)  # above 2, whatever the parent had closed
+        os.dup2(output, 1)
+        os.dup2(output, 2)
+        os.dup2(report, 3)
+        # every other descriptor inherited from the parent goes: other workers' pipes above all, which this
+        # scenario could otherwise read from, or hold open
+        os.closerange(4, _MAX_FD)
+        sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
+        _forget_threads()
+        loaded = load(job.path)
+        if isinstance(loaded, BrokenScenario):
+            answer: dict[str, Any] = {"broken": loaded.problem}
+        else:
+            answer = {"result": _encode(run_scenario(loaded, **job.options()))}
+        _write_all(3, json.dumps(answer).encode("utf-8"))
+        code = 0
+    except BaseException:  # the worker must never return into the parent's code
+        with contextlib.suppress(BaseException):
+            traceback.print_exc()
+    finally:
+        with contextlib.suppress(BaseException):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def _forget_threads() -> None:
+    """A fork copies only the thread that forked: the idle actor threads the parent's pool remembers do not exist
+    here, so the worker starts with an empty pool (and a fresh lock, should a parent thread have held the old one)."""
+    ACTOR_POOL.forget_after_fork()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _size(cap: int) -> str:
+    return f"{cap >> 20} MiB" if cap >= 1 << 20 and cap % (1 << 20) == 0 else f"{cap} bytes"
+
+
+def _reap(pid: int) -> int:
+    try:
+        return os.waitpid(pid, 0)[1]
+    except ChildProcessError:
+        return 0
+
+
+def _exit_reason(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        return f"its worker was killed by {name} before it reported a result"
+    return f"its worker ended (exit code {os.waitstatus_to_exitcode(status)}) before it reported a result"
+
+
+def _encode(result: ScenarioResult) -> dict[str, Any]:
+    return {
+        **result_fields(result),
+        "checks": [[c.name, c.passed, c.reason, c.kind] for c in result.checks],
+        "trace": encode_trace(result.trace).decode("utf-8"),
+        "requests": [base64.b64encode(body).decode("ascii") for body in result.requests],
+        "blocked": [[b.actor, b.waits_for] for b in result.blocked],
+        "errors": dict(result.errors),
+        "seconds": result.seconds,
+    }
+
+
+def _decode(path: Path, report: Any) -> ScenarioResult | BrokenScenario:
+    if "broken" in report:
+        return BrokenScenario(path.stem, path, _text(report["broken"]))
+    data = report["result"]
+    if data["name"] != path.stem:
+        raise ValueError("another scenario's name")
+    events = [json.loads(line, parse_constant=refuse_constant) for line in _text(data["trace"]).splitlines()]
+    trace = tuple(TraceEvent(e["step"], e["actor"], e["op"], e["obj"], e["detail"]) for e in events)
+    if encode_trace(trace).decode("utf-8") != data["trace"]:
+        raise ValueError("a trace the lab would not write")
+    return ScenarioResult(
+        name=path.stem,
+        lesson=_text(data["lesson"]),
+        description=_text(data["description"]),
+        source=_text(data["source"]),
+        mutant=bool(data["mutant"]),
+        verdict=Verdict(data["verdict"]),
+        run_status=_text(data["run_status"]),
+        expect=_strings(data["expect"]),
+        outcomes=_strings(data["outcomes"]),
+        state=dict(data["state"]),
+        checks=tuple(Check(_text(n), bool(p), _text(r), _text(k)) for n, p, r, k in data["checks"]),
+        trace=trace,
+        requests=tuple(base64.b64decode(body, validate=True) for body in data["requests"]),
+        transport_calls=int(data["transport_calls"]),
+        blocked=tuple(BlockedActor(_text(a), _text(w)) for a, w in data["blocked"]),
+        errors=_strings(data["errors"]),
+        problem=_text(data["problem"]),
+        seconds=float(data["seconds"]),
+        variant=_text(data["variant"]),
+        granularity=_text(data["granularity"]),
+        store=_text(data["store"]),
+    )
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError("not a string")
+    return value
+
+
+def _strings(value: Any) -> dict[str, str]:
+    return {_text(key): _text(item) for key, item in dict(value).items()}
+
+
+def _errored(path: Path, reason: str) -> ScenarioResult:
+    """The record of a scenario whose worker did not report: ERROR, not run, the reason as its one failed check.
+
+    Nothing about the scenario is known but its file: the parent never imports it.
+    """
+    return ScenarioResult(
+        name=path.stem,
+        lesson=f"{path.stem} (its worker did not report)",
+        description=f"{path.stem} (its worker did not report)",
+        source=path.name,
+        mutant=False,
+        verdict=Verdict.ERROR,
+        run_status=NOT_RUN,
+        expect={},
+        outcomes={},
+        state={},
+        checks=(Check("scenario runs", False, reason, "run"),),
+        trace=(),
+        problem=reason,
+    )
+
+
+__all__ = ["ISOLATED", "Job", "run_file", "run_files"]

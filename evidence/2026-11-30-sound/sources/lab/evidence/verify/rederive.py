@@ -1,0 +1,232 @@
+"""What the auditor re-derives with its own code: both reports byte for byte, and which scenarios had to run.
+
+Both close holes that sums and cross-checks leave open. ``report.md`` and ``report.html`` are made from the records
+and decide nothing, so nothing else checks them: the auditor renders them again from the records (with
+:func:`~lab.evidence.report.documents.render_documents`, which the writer calls too) and compares bytes.
+That is only meaningful when the same renderer made it, so it is done unless a file the renderer imports drifted
+(:func:`renderer_files`; drift of ``run.py``, ``audit.py`` or the auditor does not switch it off). And a failing scenario could be dropped from the folder, its totals and ``run.json``'s list
+adjusted: the command ``run.json`` records says which scenario files had to run (every file ``sources/scenarios/``
+holds, or the ``--scenario`` ones), so the list, with the broken files, must be exactly those, in run order.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from lab.engine.run import BlockedActor
+from lab.engine.trace import TraceEvent
+from lab.evidence.records.findings import Problem
+from lab.evidence.records.layout import REPORT_HTML, REPORT_MD, RUN
+from lab.evidence.records.safefs import printable
+from lab.evidence.records.text import first_difference
+from lab.evidence.report.documents import Explored, render_documents
+from lab.evidence.verify.consistency import Evidence, ScenarioEvidence
+from lab.scenarios.loader import BrokenScenario
+from lab.scenarios.runner import Check, ScenarioResult, Verdict
+
+
+def check_report(evidence: Evidence, problems: list[Problem]) -> bool:
+    """Render ``report.md`` and ``report.html`` again from the records and compare bytes (``report.html`` when the
+    folder has one: older folders do not); False when the records do not allow it."""
+    run = evidence.run
+    if run is None or evidence.report is None or any(s.result is None or s.events is None for s in evidence.scenarios):
+        return False
+    try:
+        results = [_result(scenario) for scenario in evidence.scenarios if scenario.name in run["scenarios"]]
+        broken = [BrokenScenario(b["name"], Path(b["file"]), b["problem"]) for b in run["broken"]]
+        summary = run.get("exploration")
+        if evidence.exploration.present and not isinstance(summary, dict):
+            return False  # reported by the exploration checks
+        explored = None
+        if isinstance(summary, dict):  # a run with --explore has the section, even with nothing explored
+            order = [entry["file"] for entry in summary["explorations"]]
+            records = sorted(evidence.exploration.records, key=lambda item: order.index(item[0]))
+            explored = Explored(summary["settings"], records, evidence.exploration.kill_matrix)
+        made = render_documents(run, results, broken, explored)
+    except (KeyError, ValueError, TypeError, AttributeError):  # records too broken to render: reported elsewhere
+        return False
+    for name, recorded in ((REPORT_MD, evidence.report), (REPORT_HTML, evidence.report_html)):
+        if recorded is not None and made[name] != recorded:
+            problems.append(
+                Problem(
+                    name,
+                    f"differs from the report the audit's code makes of these records"
+                    f"{_first_difference(recorded, made[name])}",
+                )
+            )
+    return True
+
+
+def check_selection(run: Mapping[str, Any] | None, archived: Mapping[str, str] | None, problems: list[Problem]) -> None:
+    """``run.json``'s scenarios and broken files are exactly the files its command selected, in run order."""
+    if run is None or archived is None:
+        return
+    command = run["command"]
+    if not _selects_scenarios(command):
+        return  # written by other means (a test, a library call): no selection to re-derive
+    files = sorted(
+        path[len("scenarios/") : -len(".py")]
+        for path in archived
+        if path.startswith("scenarios/")
+        and path.count("/") == 1
+        and path.endswith(".py")
+        and not path.startswith("scenarios/_")
+    )
+    named = _named(command)
+    expected = list(dict.fromkeys(named)) if named else files
+    broken = [entry["name"] for entry in run["broken"]]
+    ran = [name for name in expected if name not in broken]
+    if run["scenarios"] != ran or not set(broken) <= set(expected):
+        shown = ", ".join(printable(name) for name in expected)
+        problems.append(
+            Problem(
+                RUN,
+                f"its command ({printable(' '.join(command))}) runs {shown or 'nothing'}, "
+                f"but scenarios and broken name "
+                f"{', '.join(printable(n) for n in [*run['scenarios'], *broken])}",
+            )
+        )
+
+
+def check_facts(run: Mapping[str, Any] | None, package: bytes | None, problems: list[Problem]) -> None:
+    """Fields of ``run.json`` the archive can answer for: ``lab_version`` is the ``__version__`` the archived
+    ``lab/__init__.py`` (``package``) assigns, read without running it; ``network_requests`` is 0, since the runner
+    only ever uses scripted transports."""
+    if run is None:
+        return
+    if run["network_requests"] != 0:
+        problems.append(
+            Problem(
+                RUN,
+                f"network_requests is {run['network_requests']}, but the runner sends "
+                "none (its transports are scripted)",
+            )
+        )
+    version = _assigned_version(package) if package is not None else None
+    if version is not None and run["lab_version"] != version:
+        problems.append(
+            Problem(
+                RUN,
+                f"lab_version is {printable(run['lab_version'])!r}, but the archived "
+                f"lab/__init__.py says {printable(version)!r}",
+            )
+        )
+
+
+def _assigned_version(source: bytes) -> str | None:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and [getattr(t, "id", None) for t in node.targets] == ["__version__"]
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            return node.value.value
+    return None
+
+
+def _selects_scenarios(command: Sequence[str]) -> bool:
+    """True for a command that runs the scenario files of a folder: ``run.py`` (not a replay), ``lab run`` or
+    ``lab explore`` (``python -m lab`` records itself as ``lab``). Each selects every file unless ``--scenario``
+    names some, so the audit can say which results the folder must hold."""
+    if not command:
+        return False
+    if Path(command[0]).name == "run.py":
+        return "--replay" not in command
+    return Path(command[0]).name == "lab" and len(command) > 1 and command[1] in ("run", "explore")
+
+
+def _named(command: Sequence[str]) -> list[str]:
+    names = []
+    for index, word in enumerate(command):
+        if word == "--scenario" and index + 1 < len(command):
+            names.append(command[index + 1])
+        elif word.startswith("--scenario="):
+            names.append(word.split("=", 1)[1])
+    return names
+
+
+def _in_actor_order(actors: Sequence[str], values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` in declaration order (records sort their keys; the run kept the actors' order), then the rest."""
+    return {**{a: values[a] for a in actors if a in values}, **{k: v for k, v in values.items() if k not in actors}}
+
+
+def _result(scenario: ScenarioEvidence) -> ScenarioResult:
+    record = scenario.result
+    assert record is not None and scenario.events is not None
+    actors = record["actors"]
+    return ScenarioResult(
+        name=record["name"],
+        lesson=record["lesson"],
+        description=record["description"],
+        source=record["source"],
+        mutant=record["mutant"],
+        verdict=Verdict(record["verdict"]),
+        run_status=record["run_status"],
+        expect=record["expect"],
+        outcomes=_in_actor_order(actors, record["outcomes"]),
+        state=record["state"],
+        checks=tuple(Check(c["name"], c["passed"], c["reason"], c.get("kind", "")) for c in record["checks"]),
+        trace=tuple(TraceEvent(e.step, e.actor, e.op, e.obj, e.detail) for e in scenario.events),
+        blocked=tuple(BlockedActor(b["actor"], b["waits_for"]) for b in record["blocked"]),
+        errors=_in_actor_order(actors, record["errors"]),
+        problem=record["problem"],
+        variant=record["variant"],
+        granularity=record["granularity"],
+    )
+
+
+def _first_difference(recorded: bytes, made: bytes) -> str:
+    old, new = recorded.decode("utf-8", "replace").splitlines(), made.decode("utf-8", "replace").splitlines()
+    found = first_difference(old, new)
+    return f" (first difference at line {found[0]})" if found else f" ({len(old)} lines, the audit makes {len(new)})"
+
+
+RENDERER = "lab/evidence/report/documents.py"
+"""The module whose :func:`~lab.evidence.report.documents.render_documents` makes both reports."""
+
+
+def renderer_files(checkout: Path) -> frozenset[str]:
+    """Every file of ``checkout``'s ``lab`` that the report renderer imports, transitively (read, not run): the
+    files whose drift may make the same records render differently. Imports inside functions count too; a
+    package's ``__init__.py`` does not (the lab's import everything, and render nothing; counting them would switch
+    the check off for drift anywhere in ``lab/``). Along the archive's own imports from the renderer, the first file
+    that differs from the checkout's is imported by an identical file, so the checkout's imports name it too."""
+    found: set[str] = set()
+    waiting = [RENDERER]
+    while waiting:
+        rel = waiting.pop()
+        if rel in found:
+            continue
+        found.add(rel)
+        try:
+            tree = ast.parse((checkout / rel).read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        package = rel.rsplit("/", 1)[0].replace("/", ".")
+        for node in ast.walk(tree):
+            modules: list[str] = []
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")
+                    parts = parts[: len(parts) - node.level + 1]
+                    base = ".".join([*parts, *([base] if base else [])])
+                modules = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+            for module in modules:
+                parts = module.split(".")
+                if parts[0] != "lab":
+                    continue
+                stem = "/".join(parts)
+                if (checkout / f"{stem}.py").is_file():
+                    waiting.append(f"{stem}.py")
+    return frozenset(found)

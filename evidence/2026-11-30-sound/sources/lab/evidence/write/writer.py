@@ -1,0 +1,208 @@
+"""Write a new evidence folder: traces, results, the sources that ran, a report, a self-audit, and SHA256SUMS.
+
+The folder is created exclusively and every file in it with ``open(..., "xb")``, so a run never overwrites
+anything, and two runs racing for one name cannot both get it. ``SHA256SUMS`` is written last: a folder without it
+is a run that did not finish, and the auditor says so; ``started.json``, written the moment the folder is made,
+tells the auditor the folder is one even when the run was interrupted before anything else was written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from lab import __version__
+from lab.engine.trace import encode_trace
+from lab.errors import EvidenceError, UsageError
+from lab.evidence.records import sources as source_files
+from lab.evidence.records.exploration import plan_exploration
+from lab.evidence.records.findings import AuditReport
+from lab.evidence.records.layout import (
+    AUDIT,
+    KILL_MATRIX,
+    RUN,
+    SIGNATURE,
+    SOURCES_JSON,
+    STARTED,
+    SUMS,
+    is_scenario_name,
+    requests_path,
+    result_path,
+    source_path,
+    trace_path,
+)
+from lab.evidence.records.loading import JSON_CAP
+from lab.evidence.records.manifest import format_sums
+from lab.evidence.records.records import (
+    dump_json,
+    request_lines,
+    result_record,
+    run_record,
+    sha256,
+    started_record,
+)
+from lab.evidence.records.signing import sign
+from lab.evidence.report.documents import Explored, render_documents
+from lab.evidence.verify.auditor import audit
+from lab.evidence.write.provenance import git_state
+from lab.scenarios.exploring import ScenarioExploration
+from lab.scenarios.kill_matrix import KillMatrix
+from lab.scenarios.loader import BrokenScenario
+from lab.scenarios.runner import ScenarioResult
+
+
+class WriteError(EvidenceError):
+    """Raised when the evidence cannot be written (a full disk, a file that appeared in the folder during the run,
+    a permission): ``str()`` is one line naming the file; the folder is left without ``SHA256SUMS``, so every
+    audit calls it a run that did not finish."""
+
+
+def create_evidence_folder(path: Path, *, started: datetime | None = None) -> Path:
+    """Create ``path`` as a new folder holding only ``started.json``, or raise :class:`UsageError` and touch nothing.
+
+    The folder must not exist, not even empty (evidence is never mixed with an older run), and its parent must
+    already exist: the lab never creates folders the user did not name. ``os.mkdir`` is the only check that
+    cannot race, so it decides; the checks before it only make the messages clear. ``started.json`` (the format
+    and ``started``) is written at once, so a run interrupted before it wrote anything else still leaves a folder
+    the auditor recognises as an unfinished run, not as some unrelated folder.
+    """
+    path = Path(path)
+    if os.path.lexists(path):
+        raise UsageError(f"{path} already exists; evidence always goes into a new folder, so name one that does not")
+    parent = path.absolute().parent
+    if not parent.is_dir():
+        raise UsageError(
+            f"{parent} is not an existing folder; create it first, or choose --out inside an existing folder"
+        )
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        raise UsageError(f"{path} was created by someone else just now; choose another name") from None
+    except OSError as error:
+        raise UsageError(f"cannot create {path}: {error.strerror}") from None
+    _Files(path).write(STARTED, dump_json(started_record(started or datetime.now(UTC))))
+    return path
+
+
+def write_evidence(
+    folder: Path,
+    results: Sequence[ScenarioResult],
+    broken: Sequence[BrokenScenario],
+    *,
+    root: Path,
+    command: Sequence[str],
+    started: datetime,
+    ended: datetime,
+    explorations: Sequence[ScenarioExploration] = (),
+    kill_matrix: KillMatrix | None = None,
+    explore_settings: Mapping[str, Any] | None = None,
+    sign_with: Path | None = None,
+) -> AuditReport:
+    """Write the whole evidence folder into the empty ``folder``, audit it (re-executing it), and return the audit.
+
+    The self-audit runs before ``audit.json`` and ``SHA256SUMS`` exist, so it checks the files against the
+    digests recorded while writing them; ``SHA256SUMS`` then covers every file, ``audit.json`` included.
+
+    ``explorations``, ``kill_matrix`` and ``explore_settings`` (``{"granularities", "preemption_bound",
+    "max_schedules"}``, ``None`` when the run did not explore) add ``explore/`` and the summary in ``run.json``;
+    each exploration must be of a scenario in ``results``. Anything that cannot be recorded raises :class:`UsageError`
+    before a file is written. ``sign_with``: a private key file; ``SHA256SUMS.sig`` is then written last
+    (:mod:`lab.evidence.records.signing`), or :class:`~lab.evidence.records.signing.SigningError` raised.
+    """
+    _check_names(results)
+    explored = plan_exploration(results, explorations, kill_matrix, explore_settings)
+    git = git_state(root, exclude=folder)
+    out = _Files(folder)
+    out.adopt(STARTED, lambda: dump_json(started_record(started)))
+    archived = source_files.collect(root)
+    for file in archived:
+        out.write(source_path(file.path), file.data)
+    out.write(SOURCES_JSON, dump_json(source_files.document(archived)))
+    for result in results:
+        trace, requests = encode_trace(result.trace), request_lines(result.requests)
+        out.write(trace_path(result.name), trace)
+        if result.requests:
+            out.write(requests_path(result.name), requests)
+        out.write(result_path(result.name), dump_json(result_record(result, trace, requests, root=root)))
+    for rel, record in explored.records:
+        out.write(rel, dump_json(record))
+    if explored.kill_matrix is not None:
+        out.write(KILL_MATRIX, dump_json(explored.kill_matrix))
+    run = run_record(
+        results,
+        broken,
+        version=__version__,
+        command=command,
+        started=started,
+        ended=ended,
+        git=git,
+        exploration=explored.summary,
+    )
+    out.write(RUN, dump_json(run))
+    summary = explored.summary
+    made = Explored(summary["settings"], explored.records, explored.kill_matrix) if summary is not None else None
+    for name, data in render_documents(run, results, broken, made).items():
+        out.write(name, data)
+    verified = audit(folder, rerun=True, checkout=root, manifest=dict(out.digests))
+    out.write(AUDIT, dump_json(verified.to_json()))
+    sums = format_sums(out.digests)
+    out.write(SUMS, sums, record=False)
+    if sign_with is not None:  # the folder is complete: a failure here leaves it verifiable, only unsigned
+        out.write(SIGNATURE, sign(sums, sign_with), record=False)
+    return verified
+
+
+def _check_names(results: Sequence[ScenarioResult]) -> None:
+    names = [result.name for result in results]
+    for name in names:
+        if not is_scenario_name(name):
+            raise UsageError(f"scenario name {name!r} cannot be a folder name; the loader only accepts snake_case")
+    if len(set(names)) != len(names):
+        raise UsageError("two results have the same scenario name; run each scenario once per evidence folder")
+
+
+class _Files:
+    """Creates files under one folder, never overwriting, and remembers each file's SHA-256.
+
+    Any failure to write is a :class:`WriteError` naming the file, in one line.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self._folder = folder
+        self._made: set[str] = set()
+        self.digests: dict[str, str] = {}
+
+    def write(self, rel: str, data: bytes, *, record: bool = True) -> None:
+        parts = rel.split("/")
+        try:
+            for depth in range(1, len(parts)):
+                sub = "/".join(parts[:depth])
+                if sub not in self._made:
+                    os.mkdir(self._folder / sub)
+                    self._made.add(sub)
+            with open(self._folder / rel, "xb") as handle:
+                handle.write(data)
+        except FileExistsError:
+            raise WriteError(
+                f"cannot write {self._folder / rel}: it already exists, though this run did not write "
+                f"it (something else wrote into the folder during the run)"
+            ) from None
+        except OSError as error:
+            raise WriteError(f"cannot write {self._folder / rel}: {error.strerror or error}") from None
+        if record:
+            self.digests[rel] = sha256(data)
+
+    def adopt(self, rel: str, make: Callable[[], bytes]) -> None:
+        """Record the digest of ``rel``, written before this object existed, or write it now with ``make()``."""
+        try:
+            with open(self._folder / rel, "rb") as handle:
+                data = handle.read(JSON_CAP + 1)
+        except FileNotFoundError:
+            self.write(rel, make())
+            return
+        except OSError as error:
+            raise WriteError(f"cannot read {self._folder / rel}: {error.strerror or error}") from None
+        self.digests[rel] = sha256(data)

@@ -1,0 +1,81 @@
+"""A replayed schedule as Lincheck prints one: a column per actor, or one event per line where that does not fit."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from lab.engine.trace import TraceEvent
+from lab.render.fitting import Fitted, Hanging, indented
+from lab.scenarios.runner import ScenarioResult
+
+
+def replay_table(result: ScenarioResult, actors: Sequence[str]) -> Fitted:
+    """The interleaving as Lincheck prints one: a column per actor, switches and waits named, state rows; where
+    that does not fit, one event per line, each named by its step and actor."""
+    rows = _replay_rows(result, actors)
+
+    def lines() -> list[RenderableType]:
+        shown: list[RenderableType] = []
+        for step, actor, cell in rows:
+            if actor is None:
+                shown.append(indented(cell.plain, style=str(cell.style)))
+            else:
+                shown.append(Hanging(Text.assemble(f"{step:>4} ", (actor, "bold"), ": ", cell), rest=6))
+        return shown
+
+    return Fitted(lambda: _replay_grid(result.name, actors, rows), lines)
+
+
+def _replay_rows(result: ScenarioResult, actors: Sequence[str]) -> list[tuple[str, str | None, Text]]:
+    """(step, actor, cell) for every row of the replay: an actor of ``None`` is a state row, a switch has no step."""
+    rows: list[tuple[str, str | None, Text]] = []
+    states = dict(result.state_rows)
+    previous: TraceEvent | None = None
+    for event in result.trace:
+        if (
+            previous is not None
+            and event.actor != previous.actor
+            and previous.actor in actors
+            and not (previous.op in {"end", "error", "lock.wait", "hold"} or previous.detail.get("blocked"))
+        ):
+            rows.append(("", previous.actor, Text("switch (preempted)", style="yellow")))
+        previous = event
+        if event.actor not in actors:
+            rows.append((str(event.step), event.actor, Text(event.describe(), style="bold")))
+            continue
+        rows.append((str(event.step), event.actor, _replay_cell(event)))
+        if event.step in states:
+            state = ", ".join(f"{k}={v}" for k, v in states[event.step].items())
+            rows.append(("", None, Text(f"state: {state}", style="cyan")))
+    return rows
+
+
+def _replay_grid(name: str, actors: Sequence[str], rows: list[tuple[str, str | None, Text]]) -> Table:
+    table = Table(title=f"{name}: replay", expand=False, show_lines=False)
+    table.add_column("#", justify="right", style="dim")
+    for actor in actors:
+        table.add_column(actor, overflow="fold")
+    for step, who, cell in rows:
+        cells: list[Text | str] = ["" for _ in actors]
+        column = list(actors).index(who) if who is not None and who in actors else None
+        cells[column or 0] = cell  # a state row, or the lab's own event: the first column
+        table.add_row(step, *cells)
+    return table
+
+
+def _replay_cell(event: TraceEvent) -> Text:
+    detail = event.detail
+    if detail.get("blocked") or event.op in {"lock.wait", "hold"}:
+        waits = detail.get("until") or event.obj
+        return Text(f"switch (waiting on {waits})", style="yellow")
+    if event.op == "end":
+        return Text(f"-> {detail.get('outcome')}", style="bold green")
+    if event.op == "note":
+        return Text(str(detail.get("text", "")), style="italic")
+    if event.op == "probe":
+        return Text(f"{event.obj} {detail.get('point')}", style="dim")
+    return Text(event.describe())

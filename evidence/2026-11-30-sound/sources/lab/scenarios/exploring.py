@@ -1,0 +1,379 @@
+# size: exploring a scenario, grading what it reached and confirming its counterexample are one verdict
+"""Explore a scenario under every schedule that matters and grade what comes out against its outcome table.
+
+A latch-ordered scenario must leave exactly the one outcome it teaches; a race scenario may reach every row of its
+table but no FORBIDDEN row and nothing undeclared, and its invariants must hold in every schedule. A failure is
+re-run once from its schedule string before it is reported, so a reported counterexample is one that replays.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from lab.engine.atomicity import AtomicityCheck, run_parts
+from lab.engine.explorer import DEFAULT_MAX_SCHEDULES, Execution, Exploration, Explorer
+from lab.engine.granularity import Granularity
+from lab.engine.lines import line_events_kept
+from lab.engine.run import RunResult, RunStatus
+from lab.engine.schedule import ReplayPolicy
+from lab.engine.scheduler import collector_relaxed
+from lab.engine.trace import Json
+from lab.errors import ScenarioError
+from lab.scenarios.explaining import Explanation, explain_failure, replay_command
+from lab.scenarios.loader import LoadedScenario
+from lab.scenarios.outcomes import UNDECLARED, Grade, Outcome
+from lab.scenarios.runner import ScenarioResult, run_scenario
+
+EXPLORE_WATCHDOG_SECONDS = 2.0
+
+
+class ExploreVerdict(StrEnum):
+    """An exploration's grade. INCOMPLETE is never a pass."""
+
+    PASS = "PASS"
+    """Every schedule that matters was run; every outcome is allowed and every invariant held."""
+    FAIL = "FAIL"
+    """Some schedule reached a FORBIDDEN or undeclared outcome, or broke an invariant (and replayed doing so)."""
+    INCOMPLETE = "INCOMPLETE"
+    """Nothing failed in what was run, but that is not all there is: a preemption bound or the schedule budget cut
+    the search short, a step the granularity treats as atomic can be split by another actor (the problem line
+    names it and the granularity to re-explore with), or an actor started a thread the lab does not see."""
+
+
+@dataclass(frozen=True)
+class TableRow:
+    """One row of the graded table: declared (or found and undeclared), and how many schedules reached it."""
+
+    grade: str
+    reason: str
+    expect: dict[str, Json]
+    schedules: int
+    example: str = ""
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """The shortest schedule that reached a failing outcome, what it reached, and why that fails.
+
+    ``explanation`` says which racing steps decided it and the one swap that turns the run allowed (see
+    :mod:`lab.scenarios.explaining`); ``None`` when the schedule did not replay to the same outcome.
+    """
+
+    schedule: str
+    observed: dict[str, Json]
+    why: str
+    replayed: bool
+    preemptions: int
+    explanation: Explanation | None = None
+
+
+@dataclass(frozen=True)
+class ScenarioExploration:
+    """Everything an exploration of one scenario (and one session variant, at one granularity) found."""
+
+    name: str
+    variant: str
+    granularity: str
+    verdict: ExploreVerdict
+    schedules: int
+    pruned: int
+    naive_bound: int
+    distinct: int
+    rows: tuple[TableRow, ...]
+    counterexample: Counterexample | None
+    preemption_bound: int | None
+    max_schedules: int
+    bounded: bool
+    budget_hit: bool
+    problem: str = ""
+    seconds: float = 0.0
+    outcomes: dict[str, int] = field(default_factory=dict)
+    classes: int = 0
+    """Distinct classes of equivalent interleavings the finished schedules belong to (optimal: == schedules)."""
+    naive_count: int | None = None
+    """How many schedules a naive enumeration runs: known only when this exploration was one, and complete."""
+    blocked: int = 0
+    """Executions that ended redundant: every runnable actor asleep (0 for optimal DPOR; part of ``pruned``)."""
+
+    @property
+    def executions(self) -> int:
+        """Executions run: the finished schedules and the redundant ones."""
+        return self.schedules + self.pruned
+
+    @property
+    def replay_command(self) -> str:
+        """The command that replays the counterexample (empty when there is none)."""
+        if self.counterexample is None:
+            return ""
+        return replay_command(self.name, self.counterexample.schedule, self.granularity, self.variant)
+
+
+def outcome_key(observed: dict[str, Json], failed_invariants: tuple[str, ...]) -> str:
+    """A stable string for an outcome: equal keys, same outcome."""
+    return json.dumps({"observed": observed, "broken": list(failed_invariants)}, sort_keys=True, ensure_ascii=False)
+
+
+def explore_scenario(
+    loaded: LoadedScenario,
+    *,
+    granularity: str = Granularity.PROBE,
+    variant: str | None = None,
+    preemption_bound: int | None = None,
+    max_schedules: int = DEFAULT_MAX_SCHEDULES,
+    reduction: bool = True,
+    progress: Callable[[Exploration], None] | None = None,
+    jobs: int | None = 1,
+    done: Sequence[bytes] = (),
+) -> ScenarioExploration:
+    """Explore ``loaded`` and grade every outcome reached against its table.
+
+    ``jobs`` is how many processes run schedules (``None``: one per core); any number gives the same result,
+    byte for byte, because the coordinator follows the one-process search exactly (see :mod:`lab.engine.parallel`).
+    ``done`` are runs other machines made of parts of the same exploration (``explore_work``), taken the same way.
+    """
+    begun = time.perf_counter()
+    table = tuple(loaded.cls.outcomes)
+    atomicity = AtomicityCheck()
+    started = _FirstThread()
+    explorer = scenario_explorer(
+        loaded,
+        granularity=granularity,
+        variant=variant,
+        preemption_bound=preemption_bound,
+        max_schedules=max_schedules,
+        reduction=reduction,
+        progress=progress,
+        jobs=jobs,
+        atomicity=atomicity,
+        started=started,
+    )
+    with collector_relaxed(), line_events_kept() if granularity == Granularity.LINE else contextlib.nullcontext():
+        found = explorer.explore(done)
+    rows, failing = _grade(table, found)
+    counterexample = None
+    problem = ""
+    if failing:
+        execution = min(failing, key=lambda item: _canonical(item[0]))
+        counterexample, problem = _confirm(loaded, execution[0], execution[1], granularity, variant)
+    split = atomicity.finding()
+    verdict = (
+        ExploreVerdict.FAIL
+        if failing
+        else ExploreVerdict.PASS
+        if found.complete and not split and started.first is None
+        else ExploreVerdict.INCOMPLETE
+    )
+    if started.first is not None and not failing:
+        problem = started.first.describe()
+    elif split and not failing:
+        problem = split.describe(granularity)
+    first_variant = variant if variant is not None else next(iter(loaded.cls.variants), "")
+    return ScenarioExploration(
+        name=loaded.name,
+        variant=first_variant,
+        granularity=granularity,
+        verdict=verdict,
+        schedules=found.schedules,
+        pruned=found.pruned,
+        naive_bound=found.naive_bound,
+        distinct=len(found.counts),
+        rows=rows,
+        counterexample=counterexample,
+        preemption_bound=preemption_bound,
+        max_schedules=max_schedules,
+        bounded=found.bounded,
+        budget_hit=found.budget_hit,
+        problem=problem,
+        seconds=time.perf_counter() - begun,
+        outcomes=dict(sorted(found.counts.items())),
+        classes=found.classes,
+        blocked=found.blocked,
+        naive_count=found.schedules if not reduction and found.complete else None,
+    )
+
+
+def scenario_explorer(
+    loaded: LoadedScenario,
+    *,
+    granularity: str = Granularity.PROBE,
+    variant: str | None = None,
+    preemption_bound: int | None = None,
+    max_schedules: int = DEFAULT_MAX_SCHEDULES,
+    reduction: bool = True,
+    progress: Callable[[Exploration], None] | None = None,
+    jobs: int | None = 1,
+    atomicity: AtomicityCheck | None = None,
+    started: _FirstThread | None = None,
+) -> Explorer:
+    """The explorer of ``loaded`` with these settings, ungraded: what :func:`explore_scenario` runs, and what
+    :func:`lab.engine.parallel.split_work` and :func:`~lab.engine.parallel.explore_work` take to spread one
+    exploration over machines (every machine must build it with the same settings). Each run's digest (made where
+    it ran) goes to ``atomicity``, and the first thread an actor started to ``started``."""
+
+    def adopt(parts: list[Any]) -> None:
+        if parts and isinstance(parts[0], _ThreadStarted):
+            if started is not None and started.first is None:
+                started.first = parts[0]
+            parts = parts[1:]
+        if atomicity is not None:
+            atomicity.merge(parts)
+
+    def run_once(policy: object) -> tuple[RunResult, str, object]:
+        result = run_scenario(
+            loaded,
+            policy=policy,  # type: ignore[arg-type]
+            granularity=granularity,
+            variant=variant,
+            watchdog_seconds=EXPLORE_WATCHDOG_SECONDS,
+            record_accesses=True,
+        )
+        key = outcome_key(result.observed, result.failed_invariants)
+        # the payload is kept for grading (what the run observed); the trace stays out, so that a worker process
+        # sends little and the explorer keeps little
+        return _as_run(result), key, replace(result, trace=(), run=None, state_rows=())
+
+    return Explorer(
+        run_once,
+        loaded.cls.actors,
+        reduction=reduction,
+        preemption_bound=preemption_bound,
+        max_schedules=max_schedules,
+        progress=progress,
+        jobs=jobs,
+        digest=_digest,
+        adopt=adopt if atomicity is not None or started is not None else None,
+    )
+
+
+@dataclass(frozen=True)
+class _ThreadStarted:
+    """In some run, ``actor`` started a thread running ``target``: the lab neither schedules that thread nor sees
+    what it touches (a part of a run's digest, ahead of the atomicity check's)."""
+
+    actor: str
+    target: str
+
+    def describe(self) -> str:
+        """One line: what happened, and why the exploration is not complete."""
+        return (
+            f"actor {self.actor} started a thread ({self.target}) that the lab neither schedules nor observes: what it "
+            "touches is in no footprint, so the interleavings explored are not all there are; run that code in an "
+            "actor instead"
+        )
+
+
+@dataclass
+class _FirstThread:
+    """The first thread an actor started, in the search's order (``None``: none did)."""
+
+    first: _ThreadStarted | None = None
+
+
+def _digest(run: RunResult) -> list[Any]:
+    """What a run adds to the checks besides its outcome: the first thread an actor started in it (see
+    :func:`lab.engine.standard._start_thread`), then the atomicity check's parts."""
+    parts: list[Any] = run_parts(run)
+    started = next((event for event in run.trace if event.op == "thread.start"), None)
+    if started is not None:
+        parts.insert(0, _ThreadStarted(started.actor, started.obj))
+    return parts
+
+
+def _as_run(result: ScenarioResult) -> RunResult:
+    """The engine's view of a scenario run (the explorer needs its decisions and status)."""
+    if result.run is None:  # setup raised: there is no run to explore
+        raise ScenarioError(f"{result.name}: {result.problem}")
+    return result.run
+
+
+def _grade(table: tuple[Outcome, ...], found: Exploration) -> tuple[tuple[TableRow, ...], list[tuple[Execution, str]]]:
+    counts = [0] * len(table)
+    examples: list[Execution | None] = [None] * len(table)
+    undeclared: list[TableRow] = []
+    failing: list[tuple[Execution, str]] = []
+    for key, count in found.counts.items():
+        execution = found.executions[key]
+        result = execution.payload
+        if not isinstance(result, ScenarioResult):  # an invariant of this module's own run_once, not a user's mistake
+            raise TypeError("run_once must return a ScenarioResult payload")
+        observed = result.observed
+        index = next((i for i, row in enumerate(table) if row.matches(observed)), None)
+        if result.failed_invariants:
+            failing.append((execution, "invariant broken: " + "; ".join(result.failed_invariants)))
+        if index is None:
+            undeclared.append(
+                TableRow(UNDECLARED, "reached, but matches no row of the table", observed, count, execution.schedule)
+            )
+            failing.append((execution, "undeclared outcome"))
+            continue
+        counts[index] += count
+        best = examples[index]
+        if best is None or _canonical(execution) < _canonical(best):
+            examples[index] = execution
+        if table[index].grade is Grade.FORBIDDEN:
+            failing.append((execution, f"FORBIDDEN: {table[index].reason}"))
+    rows = tuple(
+        TableRow(row.grade.value, row.reason, dict(row.expect), counts[i], _schedule(examples[i]))
+        for i, row in enumerate(table)
+    )
+    return (*rows, *undeclared), failing
+
+
+def _canonical(execution: Execution) -> tuple[int, int, str]:
+    """The order an example is chosen in, whatever order the search found them: fewest preemptions, then the
+    shortest schedule, then the smallest."""
+    return (execution.preemptions, len(execution.schedule), execution.schedule)
+
+
+def _schedule(execution: Execution | None) -> str:
+    return execution.schedule if execution is not None else ""
+
+
+def _confirm(
+    loaded: LoadedScenario, execution: Execution, why: str, granularity: str, variant: str | None
+) -> tuple[Counterexample, str]:
+    """Replay the failing schedule once from its string; report whether it reached the same outcome, and if it did,
+    explain it from the explored run (its accesses were recorded), which is the run the schedule replays."""
+    schedule, key = execution.schedule, execution.key
+    replayed = replay_scenario(loaded, schedule, granularity=granularity, variant=variant)
+    same = outcome_key(replayed.observed, replayed.failed_invariants) == key
+    problem = "" if same else f"the counterexample did not replay to the same outcome: {replayed.problem}"
+    observed = json.loads(key)["observed"]
+    explanation = (
+        explain_failure(loaded, schedule, granularity=granularity, variant=variant, run=execution.run) if same else None
+    )
+    return Counterexample(schedule, observed, why, same, execution.preemptions, explanation), problem
+
+
+def replay_scenario(
+    loaded: LoadedScenario,
+    schedule: str,
+    *,
+    granularity: str = Granularity.PROBE,
+    variant: str | None = None,
+    watchdog_seconds: float = EXPLORE_WATCHDOG_SECONDS,
+    watch_states: bool = False,
+) -> ScenarioResult:
+    """Run ``loaded`` under exactly ``schedule``; a divergence ends the run as DIVERGED, with where it happened."""
+    policy = ReplayPolicy(schedule, loaded.cls.actors)
+    result = run_scenario(
+        loaded,
+        policy=policy,
+        granularity=granularity,
+        variant=variant,
+        watchdog_seconds=watchdog_seconds,
+        watch_states=watch_states,
+    )
+    if result.run_status != RunStatus.DIVERGED and not policy.finished:
+        return _diverged(result, f"the run ended with {policy.remaining} recorded choice(s) unused")
+    return result
+
+
+def _diverged(result: ScenarioResult, problem: str) -> ScenarioResult:
+    return replace(result, run_status=RunStatus.DIVERGED.value, problem=problem)
