@@ -36,15 +36,33 @@ from rich.console import Console
 
 from lab.engine.explorer import DEFAULT_MAX_SCHEDULES
 from lab.engine.instrument import instrumented_function
-from lab.errors import UsageError
+from lab.errors import LabError, UsageError
 from lab.render import replay_table
 from lab.scenarios.base import Lab, Scenario, actor
 from lab.scenarios.explaining import Explanation
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario, replay_scenario
 from lab.scenarios.loader import LoadedScenario
-from lab.scenarios.outcomes import acceptable
+from lab.scenarios.outcomes import Outcome, acceptable, forbidden, interesting
 
 Check = Callable[[Any], Mapping[str, bool] | Iterable[tuple[str, bool]]]
+Raises = Mapping[str, type[BaseException] | tuple[type[BaseException], ...]]
+
+DEFAULT_OUTCOMES = (acceptable("every actor returned and the run finished"),)
+"""The table of an exploration that names none: a row that names no key admits only a run that FINISHED with
+every actor returned, so an actor that raises, a deadlock, a hang is a failure (see
+:meth:`lab.scenarios.outcomes.Outcome.admits`) and ``check`` decides the rest."""
+
+
+class ExplorationFailed(LabError, AssertionError):
+    """An exploration that was not a PASS, raised by :func:`explore_code` with a message readable as it stands;
+    ``found`` is the whole :class:`~lab.scenarios.exploring.ScenarioExploration` (verdict, executions, outcomes).
+
+    It is an :class:`AssertionError` so pytest reports it as a failed test, not an error in the test, and a
+    :class:`~lab.errors.LabError` so a command turns it into one line."""
+
+    def __init__(self, message: str, found: ScenarioExploration) -> None:
+        super().__init__(message)
+        self.found = found
 
 
 def explore_code(
@@ -56,12 +74,19 @@ def explore_code(
     granularity: str = "line",
     max_schedules: int = DEFAULT_MAX_SCHEDULES,
     name: str = "",
+    outcomes: Sequence[Outcome] = DEFAULT_OUTCOMES,
+    raises: Raises | None = None,
 ) -> ScenarioExploration:
-    """Explore ``actors`` over the state ``setup`` builds; raise AssertionError, readably, unless every check held.
+    """Explore ``actors`` over the state ``setup`` builds; raise :class:`ExplorationFailed` (an AssertionError),
+    readably, unless every schedule ended well.
 
     ``check(state)`` returns named conditions (a mapping or ``(name, held)`` pairs) that must hold once every actor
-    is done; an actor that raises fails too. ``under_test`` lists the modules whose code the actors run (the module
-    calling this function is always included).
+    is done. Failing too, each named in the message: an actor that raises, a deadlock, a hang, an outcome no row of
+    ``outcomes`` admits. Say what you expect instead, explicitly: ``raises={"bob": KeyError}`` lets bob raise a
+    KeyError (its outcome is then ``"raised KeyError"``, which ``outcomes`` rows may name), and ``outcomes=[...]``
+    rows (:func:`acceptable`, :func:`interesting`, :func:`forbidden`, keyed by actor, ``run`` or nothing) replace
+    the default table, e.g. ``acceptable("may deadlock", run="DEADLOCK")``. ``under_test`` lists the modules whose
+    code the actors run (the module calling this function is always included).
     """
     found, loaded = _explore(
         setup=setup,
@@ -71,11 +96,13 @@ def explore_code(
         granularity=granularity,
         max_schedules=max_schedules,
         name=name,
+        outcomes=tuple(outcomes),
+        raises=dict(raises or {}),
         caller=2,
     )
     if found.verdict is ExploreVerdict.PASS:
         return found
-    raise AssertionError(failure_text(found, loaded))
+    raise ExplorationFailed(failure_text(found, loaded), found)
 
 
 def replay_code(found: ScenarioExploration, loaded: LoadedScenario, schedule: str) -> str:
@@ -109,10 +136,13 @@ def _explore(
     granularity: str,
     max_schedules: int,
     name: str,
+    outcomes: tuple[Outcome, ...],
+    raises: dict[str, type[BaseException] | tuple[type[BaseException], ...]],
     caller: int,
 ) -> tuple[ScenarioExploration, LoadedScenario]:
     if not actors:
         raise UsageError("explore_code needs at least one actor")
+    _check_table(actors, outcomes, raises)
     frame = next(
         (
             f
@@ -123,7 +153,7 @@ def _explore(
     )  # the test that asked, not the fixture in between
     home = str(frame.frame.f_globals.get("__name__", "__main__"))
     names = [m.__name__ if isinstance(m, types.ModuleType) else str(m) for m in under_test]
-    cls = _scenario_class(setup, actors, check, home, names, name or f"explore_{frame.function}")
+    cls = _scenario_class(setup, actors, check, home, names, name or f"explore_{frame.function}", outcomes, raises)
     loaded = LoadedScenario(cls.__name__, Path(frame.filename), cls, cls.__doc__ or "")
     found = explore_scenario(loaded, granularity=granularity, max_schedules=max_schedules)
     return found, loaded
@@ -136,6 +166,8 @@ def _scenario_class(
     home: str,
     under_test: list[str],
     name: str,
+    outcomes: tuple[Outcome, ...],
+    raises: dict[str, type[BaseException] | tuple[type[BaseException], ...]],
 ) -> type[Scenario]:
     def _setup(self: Any) -> None:
         self.state = setup(self.lab)
@@ -150,23 +182,48 @@ def _scenario_class(
         "__module__": home,
         "__doc__": f"{name}: actors {', '.join(actors)} explored from a test.",
         "source": "a test, through lab.testing.explore_code",
-        "outcomes": (acceptable("any outcome; the checks decide"),),
+        "outcomes": outcomes,
         "line_modules": tuple(under_test),
         "setup": _setup,
         "invariants": _invariants,
     }
     for who, body in actors.items():  # actor 0 is the first named
-        namespace[who] = actor(_actor(body))
+        namespace[who] = actor(_actor(body, raises.get(who, ())))
     return type(name, (Scenario,), namespace)
 
 
-def _actor(body: Callable[[Any], object]) -> Callable[[Any], object]:
+def _actor(
+    body: Callable[[Any], object], expected: type[BaseException] | tuple[type[BaseException], ...]
+) -> Callable[[Any], object]:
     def act(self: Any) -> object:
         # A lambda written inside the test was made before its module's code was rewritten: run its rewritten
         # twin, so that what it touches is recorded too.
-        return instrumented_function(body)(self.state)
+        try:
+            return instrumented_function(body)(self.state)
+        except expected as error:  # declared with raises=: an outcome, named by the exception's class
+            return f"raised {type(error).__name__}"
 
     return act
+
+
+def _check_table(
+    actors: Mapping[str, object],
+    outcomes: tuple[Outcome, ...],
+    raises: Mapping[str, type[BaseException] | tuple[type[BaseException], ...]],
+) -> None:
+    """Refuse a table or a ``raises=`` that names no actor of this exploration: a misspelt name would accept
+    nothing, and the user would believe they had declared something."""
+    if not outcomes:
+        raise UsageError("explore_code(outcomes=...) needs at least one row (or leave it out for the default)")
+    for row in outcomes:
+        if not isinstance(row, Outcome):
+            raise UsageError(f"explore_code(outcomes=...) takes acceptable/interesting/forbidden rows, not {row!r}")
+    for who, kinds in raises.items():
+        if who not in actors:
+            raise UsageError(f"explore_code(raises=...) names {who!r}, which is not one of the actors")
+        for kind in kinds if isinstance(kinds, tuple) else (kinds,):
+            if not (isinstance(kind, type) and issubclass(kind, BaseException)):
+                raise UsageError(f"explore_code(raises={{{who!r}: ...}}) takes exception classes, not {kind!r}")
 
 
 def _render(renderable: object) -> str:
@@ -179,4 +236,13 @@ def _render_explanation(explanation: Explanation) -> str:
     return "\n".join(["why it fails:", *explanation.lines(width=100, indent="  ")])
 
 
-__all__ = ["explore_code", "failure_text", "replay_code"]
+__all__ = [
+    "DEFAULT_OUTCOMES",
+    "ExplorationFailed",
+    "acceptable",
+    "explore_code",
+    "failure_text",
+    "forbidden",
+    "interesting",
+    "replay_code",
+]

@@ -45,7 +45,7 @@ from lab.engine.run import RunResult, RunStatus
 from lab.engine.schedule import ReplayPolicy, schedule_string
 from lab.engine.trace import Json
 from lab.scenarios.loader import LoadedScenario
-from lab.scenarios.outcomes import Grade, Outcome
+from lab.scenarios.outcomes import Grade, Outcome, row_for
 from lab.scenarios.runner import ScenarioResult, Verdict, run_scenario
 
 MAX_SWAPS = 64
@@ -431,7 +431,7 @@ def _allowed(table: Sequence[Outcome], result: ScenarioResult) -> Outcome | None
     """The ACCEPTABLE or INTERESTING row ``result`` reaches with every invariant held, or ``None``."""
     if result.run_status == RunStatus.DIVERGED or result.failed_invariants or result.verdict is Verdict.ERROR:
         return None
-    row = next((row for row in table if row.matches(result.observed)), None)
+    row = row_for(table, result.observed, tuple(result.outcomes))
     return row if row is not None and row.grade is not Grade.FORBIDDEN else None
 
 

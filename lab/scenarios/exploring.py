@@ -20,14 +20,14 @@ from lab.engine.atomicity import AtomicityCheck, run_parts
 from lab.engine.explorer import DEFAULT_MAX_SCHEDULES, Execution, Exploration, Explorer
 from lab.engine.granularity import Granularity
 from lab.engine.lines import line_events_kept
-from lab.engine.run import RunResult, RunStatus
+from lab.engine.run import ActorEnd, RunResult, RunStatus
 from lab.engine.schedule import ReplayPolicy
 from lab.engine.scheduler import collector_relaxed
 from lab.engine.trace import Json
 from lab.errors import ScenarioError
 from lab.scenarios.explaining import Explanation, explain_failure, replay_command
 from lab.scenarios.loader import LoadedScenario
-from lab.scenarios.outcomes import UNDECLARED, Grade, Outcome
+from lab.scenarios.outcomes import UNDECLARED, Grade, Outcome, row_for
 from lab.scenarios.runner import ScenarioResult, run_scenario
 
 EXPLORE_WATCHDOG_SECONDS = 2.0
@@ -155,7 +155,7 @@ def explore_scenario(
     )
     with collector_relaxed(), line_events_kept() if granularity == Granularity.LINE else contextlib.nullcontext():
         found = explorer.explore(done)
-    rows, failing = _grade(table, found)
+    rows, failing = _grade(table, loaded.cls.actors, found)
     counterexample = None
     problem = ""
     if failing:
@@ -292,7 +292,9 @@ def _as_run(result: ScenarioResult) -> RunResult:
     return result.run
 
 
-def _grade(table: tuple[Outcome, ...], found: Exploration) -> tuple[tuple[TableRow, ...], list[tuple[Execution, str]]]:
+def _grade(
+    table: tuple[Outcome, ...], actors: Sequence[str], found: Exploration
+) -> tuple[tuple[TableRow, ...], list[tuple[Execution, str]]]:
     counts = [0] * len(table)
     examples: list[Execution | None] = [None] * len(table)
     undeclared: list[TableRow] = []
@@ -303,14 +305,18 @@ def _grade(table: tuple[Outcome, ...], found: Exploration) -> tuple[tuple[TableR
         if not isinstance(result, ScenarioResult):  # an invariant of this module's own run_once, not a user's mistake
             raise TypeError("run_once must return a ScenarioResult payload")
         observed = result.observed
-        index = next((i for i, row in enumerate(table) if row.matches(observed)), None)
+        row = row_for(table, observed, actors)
+        index = table.index(row) if row is not None else None
         if result.failed_invariants:
             failing.append((execution, "invariant broken: " + "; ".join(result.failed_invariants)))
         if index is None:
+            why = run_failure(result, actors)
             undeclared.append(
-                TableRow(UNDECLARED, "reached, but matches no row of the table", observed, count, execution.schedule)
+                TableRow(
+                    UNDECLARED, why or "reached, but matches no row of the table", observed, count, execution.schedule
+                )
             )
-            failing.append((execution, "undeclared outcome"))
+            failing.append((execution, why or "undeclared outcome"))
             continue
         counts[index] += count
         best = examples[index]
@@ -323,6 +329,24 @@ def _grade(table: tuple[Outcome, ...], found: Exploration) -> tuple[tuple[TableR
         for i, row in enumerate(table)
     )
     return (*rows, *undeclared), failing
+
+
+def run_failure(result: ScenarioResult, actors: Sequence[str]) -> str:
+    """What went wrong in a run, named for the person reading the verdict: the first actor that raised (with its
+    exception's line), a deadlock (who waits for what), a hang; ``""`` when every actor returned and the run
+    finished. An outcome table admits such a run only where a row names it (see :meth:`Outcome.admits`)."""
+    for name in actors:
+        if result.outcomes.get(name) == ActorEnd.ERROR:
+            lines = [line for line in result.errors.get(name, "").strip().splitlines() if line.strip()]
+            return f"{name} raised {lines[-1].strip()}" if lines else f"{name} raised"
+    if result.run_status == RunStatus.DEADLOCK:
+        waits = "; ".join(f"{b.actor} waits for {b.waits_for}" for b in result.blocked)
+        return "deadlock" + (f": {waits}" if waits else "")
+    if result.run_status == RunStatus.HUNG:
+        return "hung: " + (result.problem or "an actor made no progress")
+    if result.run_status != RunStatus.FINISHED:
+        return f"the run ended {result.run_status}" + (f": {result.problem}" if result.problem else "")
+    return ""
 
 
 def _canonical(execution: Execution) -> tuple[int, int, str]:

@@ -8,11 +8,11 @@ way: every outcome a schedule reaches must match an allowed row.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from lab.engine.run import RunStatus
+from lab.engine.run import ActorEnd, RunStatus
 from lab.engine.trace import Json
 from lab.errors import ScenarioError
 from lab.sessions.transactional import TransactionalChat
@@ -42,6 +42,12 @@ UNDECLARED = "UNDECLARED"
 FAILING_GRADES = frozenset({Grade.FORBIDDEN.value, UNDECLARED})
 """The grades of a graded table's rows that fail an exploration once some schedule reaches them."""
 
+LAB_ENDS = frozenset(end.value for end in ActorEnd)
+"""The outcomes the lab gives an actor that did not return (it raised, was blocked, hung or never ran): a row
+admits one only where it names it."""
+
+_RAISED = frozenset({ActorEnd.ERROR.value})
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -59,8 +65,31 @@ class Outcome:
     exact: bool = False
 
     def matches(self, observed: Mapping[str, Json]) -> bool:
-        """True when every key of this row has the observed value."""
+        """True when every key of this row has the observed value (the keys it names, nothing else)."""
         return all(key in observed and observed[key] == value for key, value in self.expect.items())
+
+    def admits(self, observed: Mapping[str, Json], actors: Sequence[str]) -> bool:
+        """True when this row grades ``observed``: it matches, and what it leaves unnamed ended well.
+
+        A row says only the keys it cares about, so a key it leaves out must not smuggle a failure in: unless the
+        row names ``run``, the run must have FINISHED (a row that names ``run="DEADLOCK"`` admits the actors it
+        leaves blocked); unless it names an actor, that actor must not have raised. An outcome like that is graded
+        by no row (undeclared), so that ``acceptable("anything")`` never accepts a crash or a deadlock nobody
+        wrote down.
+        """
+        return self.matches(observed) and not self.unnamed_failure(observed, actors)
+
+    def unnamed_failure(self, observed: Mapping[str, Json], actors: Sequence[str]) -> str:
+        """What in ``observed`` failed without this row naming it (``""`` when nothing did): see :meth:`admits`."""
+        expect = self.expect
+        run = observed.get("run", RunStatus.FINISHED.value)
+        if "run" not in expect and run != RunStatus.FINISHED:
+            return f"the run ended {run}"
+        ended = _RAISED if "run" in expect else LAB_ENDS
+        for name in actors:
+            if name not in expect and observed.get(name) in ended:
+                return f"{name} ended {observed[name]}"
+        return ""
 
     def describe(self) -> str:
         """The row's keys as ``slow=STALE, fast=COMMITTED, version=1``."""
@@ -94,6 +123,15 @@ def only(*, run: str = "FINISHED", blocked_on: Mapping[str, str] | None = None, 
     if blocked_on and run != RunStatus.DEADLOCK:
         raise ScenarioError("only(blocked_on=...) describes a deadlock: add run='DEADLOCK'")
     return (Outcome(Grade.ACCEPTABLE, ONLY_REASON, {"run": run, **expect}, dict(blocked_on or {}), exact=True),)
+
+
+def row_for(table: Sequence[Outcome], observed: Mapping[str, Json], actors: Sequence[str]) -> Outcome | None:
+    """The row of ``table`` that grades ``observed``: the first that admits it (``None``: the outcome is undeclared).
+
+    Every grader of an outcome (one run, an exploration, a pinned replay, an explanation's swap) asks this, so that
+    they agree on what an outcome table allows.
+    """
+    return next((row for row in table if row.admits(observed, actors)), None)
 
 
 def versioned_state(session: VersionedSession) -> dict[str, Json]:

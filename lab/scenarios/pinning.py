@@ -32,7 +32,7 @@ from lab.errors import ScenarioError, UsageError
 from lab.scenarios.base import Pin, Scenario
 from lab.scenarios.exploring import ScenarioExploration
 from lab.scenarios.loader import LoadedScenario, load
-from lab.scenarios.outcomes import Grade, Outcome
+from lab.scenarios.outcomes import Grade, Outcome, row_for
 from lab.scenarios.runner import ScenarioResult
 from lab.scenarios.template import check_new_name, write_new_scenario_file
 from lab.scenarios.under_test import modules_under_test
@@ -79,7 +79,7 @@ def pinned_scenario(
     def invariants(self: Scenario) -> Iterable[tuple[str, bool]]:
         yield from base.invariants(self)
         observed = {**_trace_outcomes(self.lab.trace, base.actors), **sorted_detail(dict(self.observe()))}
-        yield OUTCOME_INVARIANT, outcome_allowed(table, observed)
+        yield OUTCOME_INVARIANT, outcome_allowed(table, observed, base.actors)
 
     attributes: dict[str, Any] = {
         "__module__": caller.get("__name__", __name__),
@@ -109,10 +109,10 @@ def describe_pin(cls: type[Scenario]) -> str:
     return f"one schedule of {pin.race or 'its race'} ({variant}{pin.granularity} granularity)"
 
 
-def outcome_allowed(table: Sequence[Outcome], observed: Mapping[str, Json]) -> bool:
+def outcome_allowed(table: Sequence[Outcome], observed: Mapping[str, Json], actors: Sequence[str]) -> bool:
     """True when the first row of ``table`` that ``observed`` matches is ACCEPTABLE or INTERESTING (as the explorer
     grades it); a FORBIDDEN row, or no row at all (undeclared), is not allowed."""
-    row = next((row for row in table if row.matches(observed)), None)
+    row = row_for(table, observed, actors)
     return row is not None and row.grade is not Grade.FORBIDDEN
 
 

@@ -20,7 +20,7 @@ from lab.engine.trace import Json, TraceEvent, sorted_detail
 from lab.errors import Unavailable, UsageError
 from lab.scenarios.base import Lab, Scenario
 from lab.scenarios.loader import LoadedScenario
-from lab.scenarios.outcomes import Grade, Outcome
+from lab.scenarios.outcomes import Grade, Outcome, row_for
 from lab.scenarios.results import NOT_RUN, Check, ScenarioResult, Verdict, outcome_text
 from lab.scenarios.under_test import files_under_test, instrumented_modules, traced_code
 from lab.sessions.stores import stores_used
@@ -223,7 +223,7 @@ def _grade(
         )
     if exact is None:
         observed = {"run": str(run.status), **run.outcomes, **state}
-        row = next((row for row in cls.outcomes if row.matches(observed)), None)
+        row = row_for(cls.outcomes, observed, cls.actors)
         if row is None:
             checks.append(Check("the outcome is in the table", False, f"undeclared: {_short(observed)}", "table"))
         else:
