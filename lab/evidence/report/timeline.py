@@ -19,14 +19,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from lab.engine.run import ActorEnd, RunStatus
+from lab.engine.schedule import read_schedule
 from lab.engine.trace import Json, TraceEvent
 
 MAX_ROWS = 400
 """Rows drawn at most; a longer trace ends with a row pointing at ``trace.jsonl``."""
 LAB = "lab"
 """The lab's own actor name in a trace (deadlock, hang, final state)."""
-
-_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
 @dataclass(frozen=True)
@@ -165,23 +164,18 @@ class Strip:
 
 
 def build_strip(schedule: str, actors: Sequence[str]) -> Strip:
-    """The choices of ``schedule`` (``<chosen>:<runnable>`` in actor numbers, joined by ``-``) over ``actors``."""
+    """The choices of ``schedule`` over ``actors``, read by the engine's own parser
+    (:func:`lab.engine.schedule.read_schedule`, both spellings), so a report draws exactly what replay would follow;
+    a string that parser refuses is drawn as unreadable rather than guessed at."""
     lanes = tuple(actors)
+    steps = read_schedule(schedule, lanes)
+    if steps is None:
+        return Strip(lanes, (), False)
     choices: list[Choice] = []
     previous = ""
-    for part in filter(None, schedule.split("-")):
-        chosen, _, runnable = part.partition(":")
-        names = [lanes[_DIGITS.index(c)] for c in runnable if c in _DIGITS and _DIGITS.index(c) < len(lanes)]
-        if (
-            len(chosen) != 1
-            or chosen not in _DIGITS
-            or _DIGITS.index(chosen) >= len(lanes)
-            or len(names) != len(runnable)
-        ):
-            return Strip(lanes, (), False)
-        name = lanes[_DIGITS.index(chosen)]
+    for name, names in steps:
         preempts = previous if previous and previous != name and previous in names else ""
-        choices.append(Choice(name, tuple(names), preempts))
+        choices.append(Choice(name, names, preempts))
         previous = name
     return Strip(lanes, tuple(choices), True)
 
