@@ -8,6 +8,11 @@ SHA-256 of the UTF-8 text made of one line ``"<hex>  <path>\\n"`` per file, sort
 A run's behaviour files are ``lab/`` and ``scenarios/`` side by side under one root, as in a checkout. An installed
 lab with a scenario folder elsewhere gets such a root from :func:`source_root`: a temporary copy of both, so what is
 archived, what the self-audit re-executes and what a later audit compares with are laid out exactly as in a checkout.
+
+The modules beside a scenario (``scenarios/helpers.py``, a subpackage ``scenarios/shapes/``) are ``*.py`` files of
+``scenarios/`` like the scenarios, so they are archived and fingerprinted with them: the re-execution imports the
+archived helpers beside the archived scenario, and an edited helper is drift. :func:`archived_helpers` tells an
+audit which of the archived top-level files are helpers rather than scenarios a command selected.
 """
 
 from __future__ import annotations
@@ -17,12 +22,13 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from lab.evidence.records.findings import Drift
 from lab.evidence.records.safefs import path_problem
+from lab.scenarios.loader import helper_stems
 
 PACKAGES = ("lab", "scenarios")
 """Folders whose ``*.py`` files, at any depth, determine behaviour."""
@@ -107,6 +113,21 @@ def drift(archived: Mapping[str, str], checkout: Path) -> Drift:
         added=tuple(sorted(current.keys() - archived.keys())),
         removed=tuple(sorted(archived.keys() - current.keys())),
     )
+
+
+def archived_helpers(paths: Iterable[str], read: Callable[[str], bytes | None]) -> set[str]:
+    """The stems of the archived ``scenarios/*.py`` (among ``paths``, relative to the root) that are helper modules,
+    not scenarios, by the rule the run's own listing used (:func:`lab.scenarios.loader.helper_stems`), decided from
+    the archived bytes (``read(path)``, ``None`` when unreadable: such a file counts as a scenario)."""
+    texts: dict[str, bytes] = {}
+    for path in paths:
+        folder, _, name = path.rpartition("/")
+        if folder != "scenarios" or not name.endswith(".py") or name.startswith("_"):
+            continue
+        data = read(path)
+        if data is not None:
+            texts[name[: -len(".py")]] = data
+    return helper_stems(texts)
 
 
 def is_checkout(root: Path) -> bool:

@@ -103,6 +103,7 @@ def audit(
             evidence = check_consistency(reader, listing, problems, self_audit=manifest is not None)
             archived = check_sources(reader, listing, problems)
             check_facts(evidence.run, _archived_package(reader, listing, archived), problems)
+            helpers = _archived_helpers(reader, listing, archived)
             signature = _check_signature(reader, listing, problems, allowed_signers) if manifest is None else ""
             unsafe = _unsafe(problems) if archived is not None else [SOURCES_JSON]
             if rerun and execute_archive and not unsafe:
@@ -112,7 +113,7 @@ def audit(
         raise EvidenceError(f"{folder} cannot be read: {error.strerror}") from None
     drift = source_files.drift(archived, checkout) if archived is not None else None
     accepted = _judge_drift(drift, problems, accept=accept_drift)
-    check_selection(evidence.run, archived, problems)
+    check_selection(evidence.run, archived, problems, helpers)
     if drift is not None and not _renderer_drifted(drift, checkout):  # the same renderer: the same bytes
         check_report(evidence, problems)
     summary = _rerun(
@@ -231,6 +232,20 @@ def _archived_package(
         return reader.read(source_path(_PACKAGE_INIT), JSON_CAP)
     except Unreadable:
         return None
+
+
+def _archived_helpers(reader: FolderReader, listing: Mapping[str, str], archived: Mapping[str, str] | None) -> set[str]:
+    """The archived scenario folder's helper modules, told apart from its scenarios by their archived bytes."""
+
+    def read(path: str) -> bytes | None:
+        if source_path(path) not in listing:
+            return None
+        try:
+            return reader.read(source_path(path), JSON_CAP)
+        except Unreadable:
+            return None
+
+    return source_files.archived_helpers(archived or {}, read)
 
 
 def _unsafe(problems: list[Problem]) -> list[str]:

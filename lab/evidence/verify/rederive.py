@@ -12,7 +12,7 @@ holds, or the ``--scenario`` ones), so the list, with the broken files, must be 
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,8 +60,15 @@ def check_report(evidence: Evidence, problems: list[Problem]) -> bool:
     return True
 
 
-def check_selection(run: Mapping[str, Any] | None, archived: Mapping[str, str] | None, problems: list[Problem]) -> None:
-    """``run.json``'s scenarios and broken files are exactly the files its command selected, in run order."""
+def check_selection(
+    run: Mapping[str, Any] | None,
+    archived: Mapping[str, str] | None,
+    problems: list[Problem],
+    helpers: Collection[str] = frozenset(),
+) -> None:
+    """``run.json``'s scenarios and broken files are exactly the files its command selected, in run order; the
+    archived ``helpers`` (modules beside the scenarios, :func:`~lab.evidence.records.sources.archived_helpers`) are
+    no scenario."""
     if run is None or archived is None:
         return
     command = run["command"]
@@ -74,6 +81,7 @@ def check_selection(run: Mapping[str, Any] | None, archived: Mapping[str, str] |
         and path.count("/") == 1
         and path.endswith(".py")
         and not path.startswith("scenarios/_")
+        and path[len("scenarios/") : -len(".py")] not in helpers
     )
     named = _named(command)
     expected = list(dict.fromkeys(named)) if named else files
