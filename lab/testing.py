@@ -76,6 +76,10 @@ def explore_code(
     name: str = "",
     outcomes: Sequence[Outcome] = DEFAULT_OUTCOMES,
     raises: Raises | None = None,
+    mode: str = "find",
+    strategy: str = "portfolio",
+    seed: int = 0,
+    seconds: float | None = None,
 ) -> ScenarioExploration:
     """Explore ``actors`` over the state ``setup`` builds; raise :class:`ExplorationFailed` (an AssertionError),
     readably, unless every schedule ended well.
@@ -87,6 +91,13 @@ def explore_code(
     rows (:func:`acceptable`, :func:`interesting`, :func:`forbidden`, keyed by actor, ``run`` or nothing) replace
     the default table, e.g. ``acceptable("may deadlock", run="DEADLOCK")``. ``under_test`` lists the modules whose
     code the actors run (the module calling this function is always included).
+
+    The search (:mod:`lab.engine.search`) finds by default: it stops at the first failing execution, shrinks it
+    (fewest preemptions) and confirms it by replay, with the ``portfolio`` of strategies (DPOR interleaved with
+    PCT, random walks and delay bounding; ``seed`` fixes their draws). ``mode="prove"`` runs the whole budget and
+    counts every outcome; ``strategy="dpor"`` (or ``pct``, ``random``, ``ipb``, ``idb``) runs one strategy. Only a
+    search that covered every schedule passes: a sampler that found nothing is INCOMPLETE and says what it covered.
+    ``max_schedules`` and ``seconds`` are the budgets.
     """
     found, loaded = _explore(
         setup=setup,
@@ -99,6 +110,7 @@ def explore_code(
         outcomes=tuple(outcomes),
         raises=dict(raises or {}),
         caller=2,
+        search=(mode, strategy, seed, seconds),
     )
     if found.verdict is ExploreVerdict.PASS:
         return found
@@ -113,7 +125,10 @@ def replay_code(found: ScenarioExploration, loaded: LoadedScenario, schedule: st
 
 def failure_text(found: ScenarioExploration, loaded: LoadedScenario) -> str:
     """What a failed or incomplete exploration says to the person reading the test output."""
-    lines = [f"{found.name}: {found.verdict} after {found.schedules} schedules at {found.granularity} granularity"]
+    lines = [
+        f"{found.name}: {found.verdict} after {found.executions} executions at {found.granularity} granularity "
+        f"({_searched(found)})"
+    ]
     example = found.counterexample
     if example is None:
         lines.append(found.problem or "the search was cut short (a bound or the schedule budget)")
@@ -139,6 +154,7 @@ def _explore(
     outcomes: tuple[Outcome, ...],
     raises: dict[str, type[BaseException] | tuple[type[BaseException], ...]],
     caller: int,
+    search: tuple[str, str, int, float | None] = ("find", "portfolio", 0, None),
 ) -> tuple[ScenarioExploration, LoadedScenario]:
     if not actors:
         raise UsageError("explore_code needs at least one actor")
@@ -155,7 +171,16 @@ def _explore(
     names = [m.__name__ if isinstance(m, types.ModuleType) else str(m) for m in under_test]
     cls = _scenario_class(setup, actors, check, home, names, name or f"explore_{frame.function}", outcomes, raises)
     loaded = LoadedScenario(cls.__name__, Path(frame.filename), cls, cls.__doc__ or "")
-    found = explore_scenario(loaded, granularity=granularity, max_schedules=max_schedules)
+    mode, strategy, seed, seconds = search
+    found = explore_scenario(
+        loaded,
+        granularity=granularity,
+        max_schedules=max_schedules,
+        mode=mode,
+        strategy=strategy,
+        seed=seed,
+        seconds=seconds,
+    )
     return found, loaded
 
 
@@ -224,6 +249,14 @@ def _check_table(
         for kind in kinds if isinstance(kinds, tuple) else (kinds,):
             if not (isinstance(kind, type) and issubclass(kind, BaseException)):
                 raise UsageError(f"explore_code(raises={{{who!r}: ...}}) takes exception classes, not {kind!r}")
+
+
+def _searched(found: ScenarioExploration) -> str:
+    """How it searched: ``portfolio, seed 0, first failure at execution 12``."""
+    parts = [found.strategy, f"seed {found.seed}"] if found.strategy != "dpor" else ["dpor"]
+    if found.first_failure is not None:
+        parts.append(f"first failure at execution {found.first_failure}")
+    return ", ".join(parts)
 
 
 def _render(renderable: object) -> str:

@@ -68,7 +68,7 @@ class TestShippedScenarios:
             pytest.skip(result.problem)
         if lab_explores and not loaded.cls.mutant and loaded.cls.pin is None:
             for granularity in ("probe", "line"):
-                found = explore_scenario(loaded, granularity=granularity)
+                found = explore_scenario(loaded, granularity=granularity, mode="find")  # stop at a failure
                 assert found.verdict is ExploreVerdict.PASS, (granularity, found.problem, found.counterexample)
             return
         failed = [f"{c.name}: {c.reason}" for c in result.checks if not c.passed]

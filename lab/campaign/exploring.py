@@ -100,6 +100,10 @@ def explore(
                     max_schedules=settings.max_schedules,
                     progress=listener.exploration_progress,
                     jobs=settings.jobs,
+                    strategy=settings.strategy,
+                    mode=settings.mode,
+                    seed=settings.seed,
+                    seconds=settings.seconds,
                 )
             except ScenarioError as error:  # its setup raises: the normal run already reports it as ERROR
                 listener.exploration_done(error)

@@ -59,6 +59,13 @@ class ExploreSettings:
     variant: str | None = None
     jobs: int = 1
     """Processes exploring one scenario at once: any number finds the same schedules, counts and verdicts."""
+    strategy: str = "dpor"
+    """The search strategy (:data:`lab.engine.search.STRATEGIES`); each record says which it used."""
+    mode: str = "prove"
+    """``prove`` counts every outcome (a lesson's table is graded on all); ``find`` stops at the first failure."""
+    seed: int = 0
+    seconds: float | None = None
+    """A time budget per exploration beside ``max_schedules`` (``None``: none)."""
 
     def record(self) -> dict[str, Any]:
         """The settings as ``run.json`` records them (``jobs`` changes no count, so it is not recorded)."""

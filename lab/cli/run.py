@@ -18,6 +18,7 @@ from lab.campaign import DEFAULT_WATCHDOG, Campaign, ExploreSettings, RunOutcome
 from lab.cli.common import Output, a_path, add_granularity, add_scenarios, add_watchdog
 from lab.cli.progress import CampaignProgress
 from lab.engine.explorer import DEFAULT_MAX_SCHEDULES
+from lab.engine.search import MODES, STRATEGIES
 from lab.errors import LabError, UsageError
 from lab.render import (
     exploration_table,
@@ -68,6 +69,22 @@ def _add_explore_flags(parser: argparse.ArgumentParser) -> None:
         help=f"schedule budget per exploration (default {DEFAULT_MAX_SCHEDULES})",
     )
     parser.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default="dpor",
+        help="how to search: dpor (the prover, the default), pct, random, ipb, idb, or a portfolio of them",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        default="prove",
+        help="prove: run the budget and count every outcome (default); find: stop at the first failure",
+    )
+    parser.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the sampling strategies (0)")
+    parser.add_argument(
+        "--seconds", type=float, metavar="S", help="time budget per exploration (beside --max-schedules)"
+    )
+    parser.add_argument(
         "--variant",
         metavar="NAME",
         help="explore this session variant (of the scenarios that declare it) instead of each one's first, and "
@@ -96,8 +113,22 @@ def settings(args: argparse.Namespace) -> ExploreSettings:
         raise UsageError("--max-schedules needs a number >= 1")
     if args.jobs < 1:
         raise UsageError("--jobs needs a number >= 1")
+    if args.seed < 0:
+        raise UsageError("--seed needs a number >= 0")
+    if args.seconds is not None and not args.seconds > 0:
+        raise UsageError("--seconds needs a number of seconds > 0")
     granularities = ("probe", "line") if args.granularity == "both" else (args.granularity or "probe",)
-    return ExploreSettings(granularities, args.preemptions, args.max_schedules, args.variant, args.jobs)
+    return ExploreSettings(
+        granularities,
+        args.preemptions,
+        args.max_schedules,
+        args.variant,
+        args.jobs,
+        strategy=args.strategy,
+        mode=args.mode,
+        seed=args.seed,
+        seconds=args.seconds,
+    )
 
 
 def main(args: argparse.Namespace, output: Output) -> int:

@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from lab.engine.accesses import Recording, start_recording
 from lab.engine.atomicity import AtomicityCheck, run_parts
-from lab.engine.explorer import DEFAULT_MAX_SCHEDULES, Execution, Exploration, Explorer
+from lab.engine.explorer import (
+    DEFAULT_MAX_SCHEDULES,
+    Execution,
+    Exploration,
+    Explorer,
+    NondeterminismError,
+    RunOnce,
+    tally,
+)
 from lab.engine.footprint import Entry, Footprint, conflict, describe_entry, entries_conflict
 from lab.engine.granularity import Granularity
 from lab.engine.instrument import InstrumentedModule, InstrumentError, instrument_module, instrumented_function
@@ -21,7 +29,7 @@ from lab.engine.pool import ACTOR_POOL
 from lab.engine.primitives import Barrier, Event, LabLock, Latch
 from lab.engine.probes import ProbeHook, Probes
 from lab.engine.run import ActorEnd, BlockedActor, RunResult, RunStatus
-from lab.engine.schedule import ReplayPolicy, parse_schedule, schedule_string
+from lab.engine.schedule import ReplayPolicy, parse_schedule, read_schedule, schedule_string
 from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS, Scheduler, collector_relaxed
 from lab.engine.standard import scheduler_aware_primitives
 from lab.engine.trace import Json, TraceEvent, encode_trace, sorted_detail
@@ -49,11 +57,13 @@ __all__ = [
     "LabLock",
     "Latch",
     "LineTracer",
+    "NondeterminismError",
     "Policy",
     "ProbeHook",
     "Probes",
     "Recording",
     "ReplayPolicy",
+    "RunOnce",
     "RunResult",
     "RunStatus",
     "Scheduler",
@@ -67,9 +77,11 @@ __all__ = [
     "instrumented_function",
     "line_events_kept",
     "parse_schedule",
+    "read_schedule",
     "run_parts",
     "schedule_string",
     "scheduler_aware_primitives",
     "sorted_detail",
     "start_recording",
+    "tally",
 ]

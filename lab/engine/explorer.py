@@ -157,6 +157,8 @@ class Exploration:
     executions: dict[str, Execution] = field(default_factory=dict)
     class_names: set[bytes] = field(default_factory=set, repr=False)
     reused: int = 0  # runs taken from worker processes: how the time was spent, never part of a result
+    last_key: str | None = None
+    """The outcome the latest execution reached (``None``: it was cut short); what a stepping caller judges."""
 
     @property
     def complete(self) -> bool:
@@ -211,6 +213,7 @@ class Explorer:
         self._max = max_schedules
         self._progress = progress
         self._conflict = lru_cache(maxsize=65_536)(conflict)
+        self._path: list[_Node] = []  # the search's current path (what estimated_classes reads)
 
     @property
     def actors(self) -> tuple[str, ...]:
@@ -236,6 +239,29 @@ class Explorer:
             with Speculation(self, self._jobs - 1 if FORKS else 0, done) as speculation:
                 return self._search(speculation=speculation)
         return self._search()
+
+    @property
+    def run_once(self) -> RunOnce:
+        """The caller's ``run_once``: another search strategy runs its executions through the same one."""
+        return self._run_once
+
+    def observe(self, run: RunResult) -> None:
+        """Hand a run another strategy made to the caller's digest and adopt, as this search does with its own."""
+        if self._adopt is not None and self._digest is not None:
+            self._adopt(self._digest(run))
+
+    def estimated_classes(self) -> float:
+        """Knuth's estimate of how many classes the whole search tree holds, from its current path: the product of
+        the branches known at each decision on it (explored and planned). Rough (branches are discovered as races
+        are seen, so it tends to be low early), but it says whether a cut search was near its end or far from it."""
+        total = 1.0
+        for node in self._path:
+            if self._reduction:
+                branches = len(node.explored.keys() | {branch.actor for branch in node.wakeup})
+            else:
+                branches = len(node.backtrack)
+            total *= max(branches, 1)
+        return total
 
     def digest(self, run: RunResult) -> list[Any]:
         """What the caller's ``digest`` makes of ``run`` (nothing without one): a worker sends it with the run."""
@@ -270,6 +296,12 @@ class Explorer:
         self._search(stop=enough)
         return pending
 
+    def steps(self) -> Iterator[Exploration]:
+        """The one-process search, one execution at a time: after each run it yields the exploration so far (with
+        ``last_key`` the outcome that run reached, ``None`` when it was cut short), and it ends when the search does.
+        A caller that stops early (a failure found, its share of a portfolio spent) simply stops asking."""
+        return self._steps()
+
     def _search(
         self,
         *,
@@ -279,7 +311,21 @@ class Explorer:
         stop: Callable[[list[_Node]], bool] | None = None,
     ) -> Exploration:
         found = Exploration()
+        for found in self._steps(speculation=speculation, seed=seed, emit=emit, stop=stop):  # noqa: B007 (the last)
+            pass
+        return found
+
+    def _steps(
+        self,
+        *,
+        speculation: Speculation | None = None,
+        seed: Subtree | None = None,
+        emit: Emit | None = None,
+        stop: Callable[[list[_Node]], bool] | None = None,
+    ) -> Iterator[Exploration]:
+        found = Exploration()
         nodes: list[_Node] = []
+        self._path = nodes
         floor = seed.depth if seed is not None else -1
         while True:
             policy = _Guide(self, nodes, found, seed)
@@ -307,10 +353,12 @@ class Explorer:
             if policy.pruned:
                 found.pruned += 1
                 found.blocked += policy.asleep
+                found.last_key = None
             else:
                 found.schedules += 1
+                found.last_key = key
                 if emit is None:  # a subtree's runs are tallied by the search that takes them
-                    self._tally(found, run, key, payload, policy.preemptions, name)
+                    tally(found, run, key, payload, policy.preemptions, self._actors, name)
             if self._reduction:
                 self._record_executed(nodes, policy.first_new, run)
                 self._add_races(nodes, policy.first_new)
@@ -318,9 +366,14 @@ class Explorer:
                 self._progress(found)
             if found.schedules + found.pruned >= self._max:
                 found.budget_hit = self._next_branch(nodes, found, floor, dry_run=True)
-                return found
-            if not self._next_branch(nodes, found, floor) or (stop is not None and stop(nodes)):
-                return found
+                yield found
+                return
+            more = self._next_branch(nodes, found, floor)
+            found.budget_hit = more  # until the search ends: a caller that stops here stopped it short
+            yield found
+            found.budget_hit = False
+            if not more or (stop is not None and stop(nodes)):
+                return
 
     def pending_subtrees(self, nodes: Sequence[_Node]) -> Iterator[Subtree]:
         """The branches the search has planned but not begun, shallowest first (the ones it will reach last), each
@@ -351,23 +404,6 @@ class Explorer:
             decisions.append(Decision(node.enabled, node.chosen))
 
     # -- one run -------------------------------------------------------------------------------------------------
-
-    def _tally(
-        self, found: Exploration, run: RunResult, key: str, payload: object, preemptions: int, name: bytes | None
-    ) -> None:
-        found.counts[key] = found.counts.get(key, 0) + 1
-        if not found.naive_bound:
-            found.naive_bound = _multinomial(run)
-        found.class_names.add(name if name is not None else run_class(run))
-        best = found.executions.get(key)
-        if best is not None:  # most runs repeat an outcome: write the schedule only if it may be the better example
-            if preemptions > best.preemptions:
-                return
-            if preemptions == best.preemptions and schedule_length(run.decisions) > len(best.schedule):
-                return
-        schedule = schedule_string(run.decisions, self._actors)
-        if best is None or _canonical(preemptions, schedule) < _canonical(best.preemptions, best.schedule):
-            found.executions[key] = Execution(schedule, preemptions, run, key, payload)
 
     def new_node(self, point: DecisionPoint, parent: _Node | None) -> _Node:
         """The node for a decision reached for the first time, with its sleep set."""
@@ -768,6 +804,33 @@ class Shown:
     def last_step(self) -> Footprint:
         """What the step before the decision touched, as shown."""
         return self._last
+
+
+def tally(
+    found: Exploration,
+    run: RunResult,
+    key: str,
+    payload: object,
+    preemptions: int,
+    actors: Sequence[str],
+    name: bytes | None = None,
+) -> None:
+    """Count one finished run into ``found``: its outcome, its class, and (if it is the best yet for its outcome:
+    fewest preemptions, then the shortest schedule) its example. Every search strategy tallies through here, so
+    their explorations read the same way."""
+    found.counts[key] = found.counts.get(key, 0) + 1
+    if not found.naive_bound:
+        found.naive_bound = _multinomial(run)
+    found.class_names.add(name if name is not None else run_class(run))
+    best = found.executions.get(key)
+    if best is not None:  # most runs repeat an outcome: write the schedule only if it may be the better example
+        if preemptions > best.preemptions:
+            return
+        if preemptions == best.preemptions and schedule_length(run.decisions, actors) > len(best.schedule):
+            return
+    schedule = schedule_string(run.decisions, actors)
+    if best is None or _canonical(preemptions, schedule) < _canonical(best.preemptions, best.schedule):
+        found.executions[key] = Execution(schedule, preemptions, run, key, payload)
 
 
 def run_class(run: RunResult) -> bytes:

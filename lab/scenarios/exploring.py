@@ -23,6 +23,7 @@ from lab.engine.lines import line_events_kept
 from lab.engine.run import ActorEnd, RunResult, RunStatus
 from lab.engine.schedule import ReplayPolicy
 from lab.engine.scheduler import collector_relaxed
+from lab.engine.search import SearchReport, check_strategy, minimise, search
 from lab.engine.trace import Json
 from lab.errors import ScenarioError
 from lab.scenarios.explaining import Explanation, explain_failure, replay_command
@@ -100,6 +101,24 @@ class ScenarioExploration:
     """How many schedules a naive enumeration runs: known only when this exploration was one, and complete."""
     blocked: int = 0
     """Executions that ended redundant: every runnable actor asleep (0 for optimal DPOR; part of ``pruned``)."""
+    strategy: str = "dpor"
+    """The search strategy (:data:`lab.engine.search.STRATEGIES`)."""
+    mode: str = "prove"
+    """``find`` stopped at the first failure; ``prove`` ran the whole budget and counted every outcome."""
+    seed: int = 0
+    """The seed of the sampling strategies: the same seed, budget and program run the same executions."""
+    seconds_budget: float | None = None
+    """The time budget it was given (``None``: none)."""
+    time_hit: bool = False
+    """The time budget is what stopped it (the one thing in an exploration that depends on the clock)."""
+    first_failure: int | None = None
+    """The 1-based index of the first failing execution (find mode; ``None`` when nothing failed)."""
+    covered: str = ""
+    """For a search cut short: what it covered, in words, per strategy."""
+    by_strategy: dict[str, int] = field(default_factory=dict)
+    """Executions run by each strategy (a portfolio's share)."""
+    shrink_runs: int = 0
+    """Runs the minimiser made to simplify the counterexample (not among ``executions``)."""
 
     @property
     def executions(self) -> int:
@@ -130,13 +149,23 @@ def explore_scenario(
     progress: Callable[[Exploration], None] | None = None,
     jobs: int | None = 1,
     done: Sequence[bytes] = (),
+    strategy: str = "dpor",
+    mode: str = "prove",
+    seed: int = 0,
+    seconds: float | None = None,
 ) -> ScenarioExploration:
     """Explore ``loaded`` and grade every outcome reached against its table.
+
+    ``strategy`` and ``mode`` choose the search (:mod:`lab.engine.search`): the default, optimal DPOR proving,
+    runs every class and counts every outcome; ``mode="find"`` stops at the first failing execution, minimises it
+    and confirms it by replay. ``seconds`` is a time budget beside ``max_schedules``.
 
     ``jobs`` is how many processes run schedules (``None``: one per core); any number gives the same result,
     byte for byte, because the coordinator follows the one-process search exactly (see :mod:`lab.engine.parallel`).
     ``done`` are runs other machines made of parts of the same exploration (``explore_work``), taken the same way.
+    Only DPOR in prove mode spreads over processes; every other search runs in this one.
     """
+    check_strategy(strategy, mode, seed, seconds)
     begun = time.perf_counter()
     table = tuple(loaded.cls.outcomes)
     atomicity = AtomicityCheck()
@@ -153,9 +182,31 @@ def explore_scenario(
         atomicity=atomicity,
         started=started,
     )
+    actors = loaded.cls.actors
+    report: SearchReport | None = None
+    shrink_runs = 0
     with collector_relaxed(), line_events_kept() if granularity == Granularity.LINE else contextlib.nullcontext():
-        found = explorer.explore(done)
-    rows, failing = _grade(table, loaded.cls.actors, found)
+        if strategy == "dpor" and mode == "prove":
+            found = explorer.explore(done)
+            proved = found.complete
+        else:
+            judge = _judge(table, actors) if mode == "find" else None
+            report = search(
+                explorer,
+                strategy=strategy,
+                seed=seed,
+                max_executions=max_schedules,
+                seconds=seconds,
+                judge=judge,
+                progress=progress,
+            )
+            found, proved = report.found, report.proved
+            if report.failing is not None and judge is not None:
+                shrunk, shrink_runs = minimise(report.failing, explorer.run_once, actors, judge)
+                report.failing = shrunk
+    rows, failing = _grade(table, actors, found)
+    if report is not None and report.failing is not None:
+        failing = [(report.failing, _why(table, actors, report.failing))]
     counterexample = None
     problem = ""
     if failing:
@@ -166,13 +217,18 @@ def explore_scenario(
         ExploreVerdict.FAIL
         if failing
         else ExploreVerdict.PASS
-        if found.complete and not split and started.first is None
+        if proved and not split and started.first is None
         else ExploreVerdict.INCOMPLETE
     )
     if started.first is not None and not failing:
         problem = started.first.describe()
     elif split and not failing:
         problem = split.describe(granularity)
+    elif report is not None and not failing and not proved:
+        cut = f"the time budget ({seconds:g} s)" if report.time_hit else f"the budget ({max_schedules} executions)"
+        problem = f"{cut} ended the search; covered: {'; '.join(report.covered) or 'nothing'}"
+        if report.estimate is not None:
+            problem += f"; the naive tree holds about {report.estimate:,.0f} schedules (Knuth's estimate)"
     first_variant = variant if variant is not None else next(iter(loaded.cls.variants), "")
     return ScenarioExploration(
         name=loaded.name,
@@ -194,7 +250,16 @@ def explore_scenario(
         outcomes=dict(sorted(found.counts.items())),
         classes=found.classes,
         blocked=found.blocked,
-        naive_count=found.schedules if not reduction and found.complete else None,
+        naive_count=found.schedules if not reduction and found.complete and report is None else None,
+        strategy=strategy,
+        mode=mode,
+        seed=seed,
+        seconds_budget=seconds,
+        time_hit=report.time_hit if report is not None else False,
+        first_failure=report.first_failure if report is not None else None,
+        covered="; ".join(report.covered) if report is not None else "",
+        by_strategy=dict(report.by_strategy) if report is not None else {"dpor": found.executions_run},
+        shrink_runs=shrink_runs,
     )
 
 
@@ -329,6 +394,30 @@ def _grade(
         for i, row in enumerate(table)
     )
     return (*rows, *undeclared), failing
+
+
+def _judge(table: tuple[Outcome, ...], actors: Sequence[str]) -> Callable[[str, object], bool]:
+    """Whether one outcome fails the table: an invariant broke, no row admits it, or a FORBIDDEN row does."""
+
+    def fails(key: str, payload: object) -> bool:
+        return bool(_why(table, actors, payload))
+
+    return fails
+
+
+def _why(table: tuple[Outcome, ...], actors: Sequence[str], what: object) -> str:
+    """Why an execution (or its payload) fails the table, as the verdict says it (``""``: it does not)."""
+    result = what.payload if isinstance(what, Execution) else what
+    if not isinstance(result, ScenarioResult):  # an invariant of this module's own run_once, not a user's mistake
+        raise TypeError("run_once must return a ScenarioResult payload")
+    if result.failed_invariants:
+        return "invariant broken: " + "; ".join(result.failed_invariants)
+    row = row_for(table, result.observed, actors)
+    if row is None:
+        return run_failure(result, actors) or "undeclared outcome"
+    if row.grade is Grade.FORBIDDEN:
+        return f"FORBIDDEN: {row.reason}"
+    return ""
 
 
 def run_failure(result: ScenarioResult, actors: Sequence[str]) -> str:

@@ -85,7 +85,23 @@ def exploration_record(found: ScenarioExploration, *, default_variant: bool) -> 
         "bounded": found.bounded,
         "budget_hit": found.budget_hit,
         "problem": found.problem,
+        "search": search_record(found),
         "timing": {"seconds": round(found.seconds, 6)},
+    }
+
+
+def search_record(found: ScenarioExploration) -> dict[str, Json]:
+    """How it searched, so that anyone can search again the same way: the strategy, the mode and the seed, the
+    time budget and whether the clock is what stopped it, where the first failure was, each strategy's share."""
+    return {
+        "strategy": found.strategy,
+        "mode": found.mode,
+        "seed": found.seed,
+        "time_budget": found.seconds_budget,
+        "time_hit": found.time_hit,
+        "first_failure": found.first_failure,
+        "by_strategy": dict(found.by_strategy),
+        "shrink_runs": found.shrink_runs,
     }
 
 

@@ -267,7 +267,25 @@ EXPLORATION_FIELDS: Mapping[str, Rule] = {
     "timing": TIMING,
 }
 
+SEARCH_FIELDS: Mapping[str, Rule] = {
+    "strategy": (lambda v: v in ("portfolio", "dpor", "pct", "random", "ipb", "idb"), "a strategy's name"),
+    "mode": (lambda v: v in ("find", "prove"), "find or prove"),
+    "seed": (lambda v: _is_count(v), "a whole number >= 0"),
+    "time_budget": (
+        lambda v: v is None or (isinstance(v, int | float) and not isinstance(v, bool) and v > 0),
+        "null or seconds > 0",
+    ),
+    "time_hit": (lambda v: isinstance(v, bool), "true or false"),
+    "first_failure": (lambda v: v is None or (_is_count(v) and v > 0), "null or a whole number > 0"),
+    "by_strategy": (lambda v: isinstance(v, dict) and all(map(_is_count, v.values())), "an object of counts"),
+    "shrink_runs": (lambda v: _is_count(v), "a whole number >= 0"),
+}
+
 EXPLORATION_OPTIONAL: Mapping[str, Rule] = {
+    "search": (
+        lambda v: isinstance(v, dict) and not field_problems(v, SEARCH_FIELDS),
+        "{strategy, mode, seed, time_budget, time_hit, first_failure, by_strategy, shrink_runs}",
+    ),
     "counts": (
         lambda v: isinstance(v, dict) and all(isinstance(n, int) or n == "not computed" for n in v.values()),
         "an object of counts (whole numbers, or 'not computed' for the naive count)",

@@ -39,10 +39,14 @@ COMPARED = (
     "replay_command",
     "problem",
     "counts",
+    "search",
 )
 """The fields of an exploration record a re-exploration must reproduce: all but its timing and default flag (and
 the settings it was asked to explore with). ``counts`` is absent from records written before it: a record without
 it is compared as ``null``, so deleting it from a record the compared code would count is a difference too."""
+_CLOCKED = frozenset({"problem", "budget_hit", "search"})
+"""Fields of a record cut by its time budget that say so: its re-exploration runs as many executions with no
+clock, so every other field must come out the same, and these say "the budget" instead of "the time budget"."""
 _CELL = ("status", "schedules", "schedule", "why")
 _MATRIX = ("variants", "scenarios", "correct", "granularities", "max_schedules")
 
@@ -57,7 +61,13 @@ class ExpectedExploration:
     def request(self) -> dict[str, Any]:
         """What the child needs to explore it again."""
         keys = ("name", "variant", "granularity", "preemption_bound", "max_schedules", "default_variant")
-        return {"file": self.file, **{key: self.record[key] for key in keys}}
+        runs = self.record["schedules"] + self.record["pruned"]
+        return {
+            "file": self.file,
+            **{key: self.record[key] for key in keys},
+            "search": self.record.get("search"),
+            "executions_run": runs,
+        }
 
 
 def kill_matrix_request(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -94,13 +104,22 @@ def reexplore(root: Path, request: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(scenario, str):
             answers.append({"error": scenario})
             continue
+        searched = item.get("search") or {}
+        timed = searched.get("time_hit") is True  # cut by the clock: run as many executions, with no clock
+        runs = item["max_schedules"]
+        if timed:
+            runs = max(int(item.get("executions_run") or 1), 1)
         try:
             found = explore_scenario(
                 scenario,
                 granularity=item["granularity"],
                 variant=item["variant"] or None,
                 preemption_bound=item["preemption_bound"],
-                max_schedules=item["max_schedules"],
+                max_schedules=runs,
+                strategy=searched.get("strategy", "dpor"),
+                mode=searched.get("mode", "prove"),
+                seed=searched.get("seed", 0),
+                seconds=None if timed else searched.get("time_budget"),
             )
         except Exception as error:  # the archive's own failure, reported as a difference, never raised
             answers.append({"error": one_line(error)})
@@ -150,8 +169,12 @@ def compare_exploration(item: ExpectedExploration, got: object) -> list[Problem]
     if "error" in got:
         return [Problem(item.file, f"re-exploration failed: {printable(str(got['error']))}")]
     problems = []
+    searched = item.record.get("search")
+    timed = isinstance(searched, dict) and searched.get("time_hit") is True
     for key in COMPARED:
         recorded, fresh = item.record.get(key), got.get(key)
+        if timed and key in _CLOCKED:  # where the clock stopped it: the same executions, but said another way
+            continue
         if not _same(recorded, fresh):
             problems.append(Problem(item.file, "re-exploration gave " + _difference(key, recorded, fresh)))
     return problems
