@@ -110,7 +110,8 @@ def _table(programs: Sequence[types.ModuleType], columns: Sequence[str], cells: 
         row = (_name(program) + mark).ljust(name_width)
         for column in columns:
             cell = cells[(_name(program), column)]
-            text = cell.text + ("!" if _wrong(program.BUGGY, cell) else "")
+            text = cell.text if len(cell.text) < width else cell.text.replace("INCOMPLETE", "INC")
+            text += "!" if _wrong(program.BUGGY, cell) else ""
             row += text[: width - 1].rjust(width)
         print(row)
 
@@ -123,6 +124,7 @@ def _summary(programs: Sequence[types.ModuleType], columns: Sequence[str], cells
     buggy = [p for p in programs if p.BUGGY]
     correct = [p for p in programs if not p.BUGGY]
     print(f"summary ({len(buggy)} buggy, {len(correct)} correct programs; * marks a correct one, ! a wrong verdict)")
+    print("  (INC in the table is INCOMPLETE: the budget or the time ran out first)")
     wrong: list[str] = []
     medians: dict[str, float] = {}
     for column in columns:
