@@ -2,9 +2,10 @@
 
 Its one job is everything done to one scenario: the format a lesson is written in (:class:`Scenario`, ``@actor``,
 the :class:`Lab`, the outcome table), finding and loading scenario files (a broken file is one line, never a
-traceback), running one schedule on the engine and grading it, exploring every schedule that matters, explaining a
-counterexample, pinning one as a lesson of its own, and the mutant kill matrix. A lesson itself imports the names it
-needs from :mod:`lab`; the rest of this face serves the commands and the evidence.
+traceback) and the helper modules beside them, running one schedule on the engine and grading it, exploring every
+schedule that matters, explaining a counterexample, pinning one as a lesson of its own, and the mutant kill matrix.
+A lesson itself imports the names it needs from :mod:`lab`; the rest of this face serves the commands and the
+evidence.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from lab.scenarios.base import Lab, Pin, Scenario, actor
 from lab.scenarios.explaining import Explanation, replay_command
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario, replay_scenario
+from lab.scenarios.helper_modules import helper_modules, helper_name, helper_stems
 from lab.scenarios.kill_matrix import CellStatus, KillCell, KillMatrix, build_kill_matrix, race_scenario
 from lab.scenarios.loader import BrokenScenario, LoadedScenario, discover, load, load_all
 from lab.scenarios.outcomes import (
@@ -61,6 +63,9 @@ __all__ = [
     "discover",
     "explore_scenario",
     "forbidden",
+    "helper_modules",
+    "helper_name",
+    "helper_stems",
     "interesting",
     "is_pinned",
     "load",

@@ -8,9 +8,10 @@ whose every line is a scheduling point). They are:
 - the module of every session class the scenario declares as a variant;
 - every module of the learner's that the scenario imports from its own folder (``import helper``,
   ``from helper import bump``) or its subpackages (``from shapes.box import Box``), at any depth: the loader
-  imports them into a package private to the scenario (:func:`lab.scenarios.loader.helper_modules`), so all of that
-  package is the scenario's own code; a helper imported under its bare name (its folder on ``sys.path``) is found
-  as before, from the scenario and, one level further, from what it imports from the same folder;
+  imports them into a package private to the scenario (:func:`lab.scenarios.helper_modules.helper_modules`), so
+  all of that package is the scenario's own code; a helper imported under its bare name (its folder on
+  ``sys.path``) is found as before, from the scenario and, one level further, from what it imports from the same
+  folder;
 - whatever ``line_modules`` adds (a helper beside the scenario by the name the scenario imports it by). It can only
   add: a name there that cannot be imported is an error, never a quiet no-op, so no setting makes line granularity
   quietly equal to probe granularity.
@@ -30,7 +31,7 @@ from types import CodeType
 from lab.engine.instrument import InstrumentedModule, InstrumentError, instrument_module
 from lab.errors import ScenarioError
 from lab.scenarios.base import Scenario
-from lab.scenarios.loader import helper_modules, helper_name
+from lab.scenarios.helper_modules import helper_modules, helper_name
 
 DEFAULT_MODULES = ("lab.sessions.versioned", "lab.sessions.transactional", "lab.mutants", "lab.messages")
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from lab.evidence.records.findings import Drift
 from lab.evidence.records.safefs import path_problem
-from lab.scenarios.loader import helper_stems
+from lab.scenarios.helper_modules import helper_stems
 
 PACKAGES = ("lab", "scenarios")
 """Folders whose ``*.py`` files, at any depth, determine behaviour."""
@@ -117,7 +117,7 @@ def drift(archived: Mapping[str, str], checkout: Path) -> Drift:
 
 def archived_helpers(paths: Iterable[str], read: Callable[[str], bytes | None]) -> set[str]:
     """The stems of the archived ``scenarios/*.py`` (among ``paths``, relative to the root) that are helper modules,
-    not scenarios, by the rule the run's own listing used (:func:`lab.scenarios.loader.helper_stems`), decided from
+    not scenarios, by the rule the run's own listing used (:func:`lab.scenarios.helper_stems`), decided from
     the archived bytes (``read(path)``, ``None`` when unreadable: such a file counts as a scenario)."""
     texts: dict[str, bytes] = {}
     for path in paths:
