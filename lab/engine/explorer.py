@@ -657,9 +657,13 @@ class Explorer:
         self._insert(node.wakeup, sequence)
 
     def _acquisition(self, nodes: list[_Node], j: int, holder: str, lock: str) -> int | None:
-        """The step, at or before ``j``, where ``holder`` took ``lock``."""
+        """The step, at or before ``j``, where ``holder`` took ``lock``: the latest of its steps that writes the lock
+        while the holder did not hold it yet. A step of the holder's that writes the lock while holding it (its
+        release, a re-entrant acquisition) is not it: planning there would plan the other actor where the lock is
+        still held, a plan it cannot take, and the reversal would be lost."""
         for i in range(j, -1, -1):
-            if nodes[i].chosen == holder and ("lock", lock, "w") in self._step(nodes[i]):
+            node = nodes[i]
+            if node.chosen == holder and node.held.get(lock) != holder and ("lock", lock, "w") in self._step(node):
                 return i
         return None
 

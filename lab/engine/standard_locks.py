@@ -70,14 +70,20 @@ class _StandInLock:
                 return
             self._real_release()  # raises the standard library's own error
             return
-        if self._last_level():
-            scheduler.lock_given(self.lab_name)
+        last = self._last_level()
         if scheduler.aborted:
+            if last:
+                scheduler.lock_given(self.lab_name)
             self._real_release()
             return
         try:
             scheduler.point(self.lab_footprint)
         finally:  # a run stopped at this point still frees the lock, so nobody is left holding it
+            # given once the release runs, not before its point: there the actor still holds it, and the explorer
+            # moves a race whose reversal takes it to the holder's acquisition (a waiter cannot take it there), as
+            # for the lab's own locks (lab.engine.primitives.LabLock.release)
+            if last:
+                scheduler.lock_given(self.lab_name)
             self._real_release()
         scheduler.record("lock.release", self.lab_name, self._count_detail())
 
