@@ -126,8 +126,8 @@ def replay_code(found: ScenarioExploration, loaded: LoadedScenario, schedule: st
 def failure_text(found: ScenarioExploration, loaded: LoadedScenario) -> str:
     """What a failed or incomplete exploration says to the person reading the test output."""
     lines = [
-        f"{found.name}: {found.verdict} after {found.executions} executions at {found.granularity} granularity "
-        f"({_searched(found)})"
+        f"{found.name}: {found.verdict} after {found.executions} executions at {found.granularity} granularity",
+        f"search: {_searched(found)}",
     ]
     example = found.counterexample
     if example is None:
