@@ -47,6 +47,9 @@ from lab.scenarios.outcomes import Outcome, acceptable, forbidden, interesting
 Check = Callable[[Any], Mapping[str, bool] | Iterable[tuple[str, bool]]]
 Raises = Mapping[str, type[BaseException] | tuple[type[BaseException], ...]]
 
+DEFAULT_SECONDS = 60.0
+"""The time budget of :func:`explore_code` unless a test gives its own (``None``: only the schedule budget)."""
+
 DEFAULT_OUTCOMES = (acceptable("every actor returned and the run finished"),)
 """The table of an exploration that names none: a row that names no key admits only a run that FINISHED with
 every actor returned, so an actor that raises, a deadlock, a hang is a failure (see
@@ -79,7 +82,7 @@ def explore_code(
     mode: str = "find",
     strategy: str = "portfolio",
     seed: int = 0,
-    seconds: float | None = None,
+    seconds: float | None = DEFAULT_SECONDS,
 ) -> ScenarioExploration:
     """Explore ``actors`` over the state ``setup`` builds; raise :class:`ExplorationFailed` (an AssertionError),
     readably, unless every schedule ended well.
@@ -97,7 +100,9 @@ def explore_code(
     PCT, random walks and delay bounding; ``seed`` fixes their draws). ``mode="prove"`` runs the whole budget and
     counts every outcome; ``strategy="dpor"`` (or ``pct``, ``random``, ``ipb``, ``idb``) runs one strategy. Only a
     search that covered every schedule passes: a sampler that found nothing is INCOMPLETE and says what it covered.
-    ``max_schedules`` and ``seconds`` are the budgets.
+    ``max_schedules`` and ``seconds`` are the budgets: by default a minute, so that a test of a program whose
+    executions are slow (a hundred threads) ends, INCOMPLETE and saying so, rather than after an hour;
+    ``seconds=None`` lifts it.
     """
     found, loaded = _explore(
         setup=setup,
@@ -271,6 +276,7 @@ def _render_explanation(explanation: Explanation) -> str:
 
 __all__ = [
     "DEFAULT_OUTCOMES",
+    "DEFAULT_SECONDS",
     "ExplorationFailed",
     "acceptable",
     "explore_code",

@@ -15,6 +15,7 @@ no two steps of different actors.
 from __future__ import annotations
 
 import hashlib
+from array import array
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
@@ -26,7 +27,6 @@ everything (a ``*`` entry), and each thing's (key, mode) entries."""
 
 _SUMMARIES: dict[Footprint, _Summary] = {}
 _SUMMARIES_MAX = 65_536  # footprints recur from run to run; a long exploration starts the memo afresh past this
-_DESCRIBED: dict[tuple[str, ...], dict[tuple[int, ...], str]] = {}  # actors -> a step's description, as text
 
 
 def _summary(footprint: Footprint) -> _Summary:
@@ -303,22 +303,13 @@ def class_of(actors: Sequence[str], footprints: Sequence[Footprint]) -> bytes:
     steps_of: list[list[int]] = [[] for _ in range(n)]
     for k in range(count):
         steps_of[slots[k]].append(k)
-    # the text of ``repr(sorted(descriptions))``, one step at a time: steps recur (same actor, number and clock) in
-    # run after run, so each one's text is written once per exploration and looked up after
-    written = _DESCRIBED.get(tuple(names))
-    if written is None or len(written) >= _SUMMARIES_MAX:
-        written = _DESCRIBED[tuple(names)] = {}
-    parts: list[str] = []  # sorted: by actor, then by number
-    for slot, name in enumerate(names):
-        others: list[tuple[int, str]] | None = None
+    # each step, in order of actor then number, as its actor's slot, its number and its clock (the latest step of
+    # every actor that happens before it, -1 for none): a one-to-one spelling of the descriptions, so equal digests
+    # mean equal partial orders; written as machine integers, not text, since a clock has one entry per actor
+    spelled = array("q")
+    for slot in range(n):
         for k in steps_of[slot]:
-            clock = clocks[k]
-            known = (slot, *clock)
-            text = written.get(known)
-            if text is None:
-                if others is None:
-                    others = [(i, who) for i, who in enumerate(names) if i != slot]
-                described = (name, numbers[k], tuple([(who, clock[i]) for i, who in others if clock[i] >= 0]))
-                text = written[known] = repr(described)
-            parts.append(text)
-    return hashlib.blake2b(("[" + ", ".join(parts) + "]").encode(), digest_size=16).digest()
+            spelled.append(slot)
+            spelled.append(numbers[k])
+            spelled.extend(clocks[k])
+    return hashlib.blake2b(spelled.tobytes(), digest_size=16).digest()
