@@ -376,6 +376,7 @@ def _shipped_names() -> list[str]:
     return [path.stem for path in discover(ROOT / "scenarios") if path.stem not in SLOW]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_every_shipped_scenario_passes_at_probe_granularity_with_its_default_variant() -> None:
     """The lessons synchronise correctly (or their races lie at probes, where the explorer runs them): none is

@@ -99,6 +99,7 @@ def _snapshot(folder: Path) -> dict[str, tuple[int, int, int]]:
 
 @pytest.mark.timeout(60)
 class TestCleanFolder:
+    @pytest.mark.slow
     def test_a_fresh_folder_verifies_with_reexecution(self, pristine: Path) -> None:
         """Exit 0; the scenarios ran again, with this checkout's code (the archive's is identical), to identical
         traces: a plain OK."""
@@ -107,6 +108,7 @@ class TestCleanFolder:
         assert "re-execution  MATCHED: 1 scenarios re-executed with the auditing checkout's code" in out
         assert out.splitlines()[-1] == "result: OK: everything verified; the run's own status is PASS"
 
+    @pytest.mark.slow
     def test_a_relative_folder_path_verifies_too(self, pristine: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """A folder named relative to the current directory (evidence/NAME) re-executes from the right place."""
         monkeypatch.chdir(pristine.parent)
@@ -123,6 +125,7 @@ class TestCleanFolder:
             "result: OK: verified without re-execution (--no-rerun); the run's own status is PASS"
         )
 
+    @pytest.mark.slow
     def test_json_output_parses(self, pristine: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """--json prints the report as one JSON document."""
         code, report = _report(pristine, capsys=capsys)
@@ -130,6 +133,7 @@ class TestCleanFolder:
         assert report["ok"] is True and report["problems"] == [] and report["rerun"]["status"] == "MATCHED"
         assert report["mode"] == "audit" and report["scenarios"] == 1
 
+    @pytest.mark.slow
     def test_the_audit_writes_nothing_into_the_folder(self, ev: Path) -> None:
         """Every entry keeps its mtime, size and mode; no __pycache__ appears, even after re-execution."""
         before = _snapshot(ev)
@@ -137,6 +141,7 @@ class TestCleanFolder:
         assert _snapshot(ev) == before
         assert not any("__pycache__" in name for name in _snapshot(ev))
 
+    @pytest.mark.slow
     def test_drift_outside_the_machinery_informs_without_reexecution(self, pristine: Path, tmp_path: Path) -> None:
         """A checkout whose sessions or scenarios changed since the run is named file by file; --no-rerun passes."""
         checkout = Path(shutil.copytree(pristine / "sources", tmp_path / "checkout"))
@@ -146,6 +151,7 @@ class TestCleanFolder:
         assert code == 0
         assert "lab/errors.py (changed)" in out and "lab/new_module.py (added)" in out
 
+    @pytest.mark.slow
     def test_drift_stops_reexecution_by_default(self, pristine: Path, tmp_path: Path) -> None:
         """Neither the checkout's code (it is not what ran) nor the archive's (not trusted) is run; that is no OK."""
         checkout = Path(shutil.copytree(pristine / "sources", tmp_path / "checkout"))
@@ -159,6 +165,7 @@ class TestCleanFolder:
             "the archived code, contained, with --execute-archive" in out
         )
 
+    @pytest.mark.slow
     def test_drift_of_the_machinery_fails_unless_accepted(
         self, pristine: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
@@ -372,6 +379,7 @@ class TestBadRecords:
 
 @pytest.mark.timeout(60)
 class TestCoveredTracks:
+    @pytest.mark.slow
     def test_an_edited_outcome_with_rewritten_sums(self, ev: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """The cross-checks and the re-execution still catch it."""
         path = ev / TRACE
@@ -408,6 +416,7 @@ class TestCoveredTracks:
         assert _named(report, f"sources/scenarios/{SCENARIO}.py", "does not match its fingerprint in sources.json")
         assert report["rerun"]["status"] == "SKIPPED" and "not run" in report["rerun"]["note"]
 
+    @pytest.mark.slow
     def test_a_fully_consistent_forgery_is_caught_by_default(
         self, ev: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
@@ -422,6 +431,7 @@ class TestCoveredTracks:
             in (report["problems"][0]["reason"])
         )
 
+    @pytest.mark.slow
     def test_a_fully_consistent_forgery_fails_its_reexecution(
         self, ev: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
@@ -433,6 +443,7 @@ class TestCoveredTracks:
         assert [p["file"] for p in report["problems"]] == [TRACE]
         assert f"first difference at line {line}" in report["problems"][0]["reason"]
 
+    @pytest.mark.slow
     def test_forged_machinery_that_echoes_its_records_is_caught_by_default(
         self, ev: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:

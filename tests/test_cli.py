@@ -93,6 +93,7 @@ def test_list(folder: Path, loaded: list[LoadedScenario], width: int) -> None:
         assert any(line.strip(" │┃").startswith(item.name) for line in text.splitlines()), item.name
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("width", WIDTHS)
 def test_run(folder: Path, loaded: list[LoadedScenario], width: int, tmp_path: Path) -> None:
@@ -107,6 +108,7 @@ def test_run(folder: Path, loaded: list[LoadedScenario], width: int, tmp_path: P
         assert any(line.startswith("PASS out_of_order_commit  slow: STALE, fast: COMMITTED") for line in lines)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("width", WIDTHS)
 def test_explore_one_scenario(folder: Path, width: int, tmp_path: Path) -> None:
@@ -134,6 +136,7 @@ def test_replay(folder: Path, loaded: list[LoadedScenario], width: int) -> None:
     _readable(text, width, ["slow", "fast", "state:", "STALE", "outcome:"])
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("width", WIDTHS)
 def test_audit(evidence: Path, folder: Path, width: int) -> None:
@@ -152,6 +155,7 @@ def test_new(tmp_path: Path, width: int) -> None:
     _readable(text, width, ["wrote", "--scenario", "my_first_race"])
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_in_a_pipe_the_width_is_columns_or_80_and_there_are_no_control_sequences(folder: Path, tmp_path: Path) -> None:
     """Piped, output is 80 columns unless ``COLUMNS`` says otherwise (rich would take a terminal's width from
@@ -217,6 +221,7 @@ class TestOneCommandLine:
         assert seen == [["chat", "--session", "versioned"]]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_a_folder_elsewhere_is_archived_and_audited_as_a_checkout(folder: Path, tmp_path: Path) -> None:
     """Run over a scenario folder outside the checkout: the evidence holds the lab and exactly that folder's files,
@@ -240,6 +245,7 @@ def test_a_folder_elsewhere_is_archived_and_audited_as_a_checkout(folder: Path, 
     assert "lab-sources-" not in text
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_a_reader_that_goes_away_ends_the_command_quietly(evidence: Path, folder: Path) -> None:
     """``lab audit DIR --json | true``: the pipe is closed before the report is written; the command stops without

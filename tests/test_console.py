@@ -181,6 +181,7 @@ class TestOffline:
             "(offline) you asked: b",
         ]
 
+    @pytest.mark.slow
     @pytest.mark.timeout(15)
     def test_python_dash_m_lab_runs_offline(self) -> None:
         """`python -m lab chat` answers from stdin in a subprocess with no key and no network."""
@@ -222,6 +223,7 @@ class TestArguments:
         assert len(err.splitlines()) == 1 and needle in err
         assert FAKE_KEY not in err
 
+    @pytest.mark.slow
     @pytest.mark.timeout(15)
     def test_live_without_the_key_in_a_subprocess(self) -> None:
         """`--live` with no AGNES_API_KEY exits 2 with one line and no traceback."""
@@ -231,6 +233,7 @@ class TestArguments:
 
 
 class TestLive:
+    @pytest.mark.slow
     @pytest.mark.timeout(15)
     def test_answers_arrive_and_the_key_is_never_printed(self, chat_server: Callable[[Answer], _ChatServer]) -> None:
         """Live answers are printed, the second request carries the first pair, and the key is sent but never shown."""
@@ -244,6 +247,7 @@ class TestLive:
         assert server.authorizations == [f"Bearer {FAKE_KEY}"] * 2
         assert FAKE_KEY not in result.stdout + result.stderr
 
+    @pytest.mark.slow
     @pytest.mark.timeout(15)
     def test_an_error_body_is_never_printed(self, chat_server: Callable[[Answer], _ChatServer]) -> None:
         """A 500 shows its kind and code only; its body's secret and the key appear in no output."""
@@ -268,6 +272,7 @@ class TestLive:
         )
         assert code == 0 and _answers(out.getvalue()) == ["live answer to 'hi' after 2 messages"]
 
+    @pytest.mark.slow
     @pytest.mark.timeout(15)
     def test_versioned_session_live(self, chat_server: Callable[[Answer], _ChatServer]) -> None:
         """The versioned console sends what a transactional chat would send for the same history, and commits."""
@@ -346,6 +351,7 @@ class TestControlCharacters:
 
 
 class TestLineEditing:
+    @pytest.mark.slow
     @pytest.mark.timeout(20)
     def test_on_a_terminal_arrow_keys_edit_and_recall(self, tmp_path: Path) -> None:
         """On a real terminal with readline, left arrow edits the line and up arrow recalls the last question; no

@@ -68,6 +68,7 @@ class TestExploreCodeDefaults:
         )
         assert found.verdict is ExploreVerdict.PASS
 
+    @pytest.mark.slow
     def test_declared_exceptions_are_outcomes(self) -> None:
         found = _withdrawals(raises={"one": AssertionError, "two": AssertionError})
         assert found.verdict is ExploreVerdict.PASS

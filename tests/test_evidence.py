@@ -224,6 +224,7 @@ class TestCreateEvidenceFolder:
 
 @pytest.mark.timeout(30)
 class TestFolder:
+    @pytest.mark.slow
     def test_holds_exactly_the_documented_files(self, evidence: Path) -> None:
         """Top-level records, one scenario folder, and the sources that ran."""
         names = set(_files(evidence))
@@ -251,6 +252,7 @@ class TestFolder:
         } <= sources
         assert not any("__pycache__" in n for n in names)
 
+    @pytest.mark.slow
     def test_a_fresh_folder_audits_clean(self, evidence: Path) -> None:
         """The library audit, re-execution included, finds nothing."""
         report = audit(evidence, checkout=None)
@@ -314,6 +316,7 @@ class TestFolder:
 
 @pytest.mark.timeout(60)
 class TestRepeatability:
+    @pytest.mark.slow
     def test_two_runs_write_identical_traces(self, evidence: Path, tmp_path: Path) -> None:
         """Only times and paths may differ between two runs of the same source."""
         again = tmp_path / "again"
@@ -325,6 +328,7 @@ class TestRepeatability:
         one, two = (json.loads(f[f"scenarios/{SCENARIO}/result.json"]) for f in (first, second))
         assert {k: v for k, v in one.items() if k not in drop} == {k: v for k, v in two.items() if k not in drop}
 
+    @pytest.mark.slow
     def test_requests_are_written_byte_for_byte_and_repeatably(self, asks_root: Path, tmp_path: Path) -> None:
         """requests.jsonl is each body as sent plus a newline, identical across runs."""
         _write_asks(asks_root, tmp_path / "one")
@@ -337,6 +341,7 @@ class TestRepeatability:
         assert [json.loads(body)["messages"][-1]["content"] for body in bodies[:2]] == ["q1; #1", 'q2 "quoted"']
         assert json.loads(one["scenarios/asks/result.json"])["requests"] == 2
 
+    @pytest.mark.slow
     def test_a_failed_run_is_still_verifiable_evidence(self, tmp_path: Path) -> None:
         """Broken files, a raising setup, a raising actor and a hang: status FAIL, and the folder audits clean."""
         root = tmp_path / "checkout"

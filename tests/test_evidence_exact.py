@@ -69,6 +69,7 @@ def _problems(folder: Path, **options: Any) -> list[str]:
 
 
 class TestResultFieldsAreReexecuted:
+    @pytest.mark.slow
     @pytest.mark.timeout(120)
     def test_checks_deleted_with_the_totals_adjusted(self, ev: Path) -> None:
         def drop(record: dict[str, Any]) -> None:
@@ -80,6 +81,7 @@ class TestResultFieldsAreReexecuted:
         assert _problems(ev) == [f"{RESULT}: re-execution gave 6 checks; recorded 1"]
         assert kept["name"] == "run ends FINISHED"
 
+    @pytest.mark.slow
     @pytest.mark.timeout(120)
     def test_words_rewritten(self, ev: Path) -> None:
         def reword(record: dict[str, Any]) -> None:
@@ -100,6 +102,7 @@ class TestResultFieldsAreReexecuted:
         assert reasons[1].startswith('checks item 2 {"kind": "outcome", "name": "slow -> STALE"')
         assert reasons[5] == "mutant false; recorded true"
 
+    @pytest.mark.slow
     @pytest.mark.timeout(120)
     def test_a_field_the_lab_never_writes(self, ev: Path) -> None:
         _forge(ev, RESULT, lambda record: record.update(note="reviewed and approved"))
@@ -108,6 +111,7 @@ class TestResultFieldsAreReexecuted:
             f"{RESULT}: re-execution gave note no such field; recorded reviewed and approved",
         ]
 
+    @pytest.mark.slow
     @pytest.mark.timeout(120)
     def test_a_granularity_the_run_did_not_use(self, ev: Path) -> None:
         _forge(ev, RESULT, lambda record: record.update(granularity=""))
@@ -184,6 +188,7 @@ class TestRecordsAreReadOneWay:
         ]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_exploration_counts_are_reexplored(tmp_path: Path) -> None:
     ev = _run(tmp_path / "ev", "--explore", "--scenario", "race_two_requests", "--variant", "VersionedSession")

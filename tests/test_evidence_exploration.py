@@ -137,11 +137,13 @@ def _without_timing(data: bytes) -> Any:
 
 @pytest.mark.timeout(60)
 class TestFolder:
+    @pytest.mark.slow
     def test_holds_one_record_per_exploration_and_the_kill_matrix(self, pristine: Path) -> None:
         """explore/<scenario>/<granularity>[.<variant>].json, and explore/kill-matrix.json."""
         found = {p.relative_to(pristine).as_posix() for p in (pristine / "explore").rglob("*") if p.is_file()}
         assert found == {RACE, RACE_LINE, LATCHED, MUTANT, MATRIX}
 
+    @pytest.mark.slow
     def test_audits_clean_with_reexploration(self, pristine: Path) -> None:
         """The archive explores everything again and rebuilds the matrix: nothing differs."""
         report = audit(pristine)
@@ -154,6 +156,7 @@ class TestFolder:
         )
         assert _json(pristine / "audit.json")["ok"] is True
 
+    @pytest.mark.slow
     def test_the_audit_writes_nothing_into_the_folder(self, ev: Path) -> None:
         """Re-exploring from sources/ leaves every entry as it was, and no __pycache__."""
         before = _snapshot(ev)
@@ -253,6 +256,7 @@ class TestFolder:
 
 @pytest.mark.timeout(60)
 class TestRepeatability:
+    @pytest.mark.slow
     def test_exploring_and_writing_again_gives_the_same_records(self, pristine: Path, tmp_path: Path) -> None:
         """Apart from timing, every exploration record, the matrix and the summary are the same bytes."""
         report = _write(tmp_path / "again", _explore())
@@ -325,6 +329,7 @@ class TestStatus:
 
 @pytest.mark.timeout(60)
 class TestCoveredTracks:
+    @pytest.mark.slow
     def test_an_edited_exploration_count(self, ev: Path) -> None:
         """Its rows, outcomes and run.json disagree with it, and re-exploration counts again."""
         real = _json(ev / RACE)["schedules"]
@@ -341,6 +346,7 @@ class TestCoveredTracks:
         ]
         assert report.rerun.status == "DIFFERED"
 
+    @pytest.mark.slow
     def test_an_edited_kill_matrix_cell(self, ev: Path) -> None:
         """A correct variant marked killed: its own problems no longer follow, and the rebuilt cell says survived."""
 
@@ -366,6 +372,7 @@ class TestCoveredTracks:
             "status is PASS, but the results, broken files and exploration make it FAIL"
         ]
 
+    @pytest.mark.slow
     def test_counts_moved_between_rows_only_reexploration_sees(self, ev: Path) -> None:
         """The sums still agree, so the cross-checks pass; the report rendered again and the re-exploration do not."""
 
@@ -436,6 +443,7 @@ class TestCoveredTracks:
 
 @pytest.mark.timeout(60)
 class TestWithoutExploration:
+    @pytest.mark.slow
     def test_a_folder_without_exploration_is_what_it_was(self, explored: Explored, tmp_path: Path) -> None:
         """No explore/, no summary in run.json, the same audit note as before exploration existed."""
         now = datetime.now(UTC)
@@ -453,6 +461,7 @@ class TestWithoutExploration:
         )
         assert audit(folder, rerun=False).rerun.note == "re-execution skipped (--no-rerun)"
 
+    @pytest.mark.slow
     def test_exploring_without_a_matrix_can_pass(self, explored: Explored, tmp_path: Path) -> None:
         """Every default variant PASS and no kill matrix: the run's status is PASS."""
         report = _write(tmp_path / "ev", explored, explorations=explored.explorations[:3], kill_matrix=None)

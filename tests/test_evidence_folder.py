@@ -79,6 +79,7 @@ def one(small: Path, tmp_path: Path) -> Path:
 
 @pytest.mark.timeout(60)
 class TestTheFolderItself:
+    @pytest.mark.slow
     def test_the_genuine_folder_audits_ok(self, one: Path, small: Path) -> None:
         report = audit(one, checkout=small)
         assert report.ok, report.problems
@@ -134,6 +135,7 @@ def _refingerprint(folder: Path) -> None:
 
 @pytest.mark.timeout(60)
 class TestAcceptedDriftStillChecksTheReports:
+    @pytest.mark.slow
     def test_an_edited_report_is_caught_with_drift_in_audit_py(self, small: Path, tmp_path: Path) -> None:
         """f7: a comment added to the archived audit.py (re-fingerprinted) used to switch the report check off."""
         folder = _write(small, tmp_path / "ev")
@@ -147,6 +149,7 @@ class TestAcceptedDriftStillChecksTheReports:
         assert report.accepted_drift == ("audit.py",)
         assert sorted(p.file for p in report.problems) == ["report.html", "report.md"]
 
+    @pytest.mark.slow
     def test_drift_of_a_file_the_renderer_imports_still_switches_it_off(self, small: Path, tmp_path: Path) -> None:
         """Another renderer may have made other bytes from the same records: then the reports are not compared."""
         folder = _write(small, tmp_path / "ev")
@@ -173,6 +176,7 @@ class TestTheCommandLine:
         assert run.main(["--out", ""], console=Console(file=io.StringIO())) == 2
         assert "an empty path names no file or folder" in capsys.readouterr().err
 
+    @pytest.mark.slow
     def test_a_full_disk_is_one_line_and_no_traceback(self, one: Path, small: Path) -> None:
         with open("/dev/full", "w") as full:
             done = subprocess.run(
@@ -185,6 +189,7 @@ class TestTheCommandLine:
             "audit.py: cannot write its output: No space left on device; the result was not shown"
         ]
 
+    @pytest.mark.slow
     def test_a_reader_that_goes_away_is_exit_141(self, one: Path, small: Path) -> None:
         """rich answers a broken pipe with SystemExit(1), which said "problems found" of a passing audit."""
         child = subprocess.Popen(

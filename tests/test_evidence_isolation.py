@@ -71,6 +71,7 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_a_hostile_scenario_harms_only_itself(
     checkout: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

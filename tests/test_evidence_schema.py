@@ -139,6 +139,7 @@ def _spelt_paths(source: str) -> list[tuple[int, str]]:
 
 
 class TestOnePlaceForPaths:
+    @pytest.mark.slow
     def test_the_lab_spells_no_folder_path_outside_the_layout(self) -> None:
         """Writer, auditor, re-execution, report and commands take every path from layout.py."""
         files = [*ROOT.glob("lab/**/*.py"), ROOT / "run.py", ROOT / "audit.py"]

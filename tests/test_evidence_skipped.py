@@ -108,6 +108,7 @@ def _edit(folder: Path, rel: str, change: Callable[[dict[str, Any]], None]) -> N
 
 @pytest.mark.timeout(60)
 class TestSkipped:
+    @pytest.mark.slow
     def test_the_result_is_skipped_with_its_reason(self, folder: Path) -> None:
         record = _json(folder / "scenarios" / "needs_a_server" / "result.json")
         assert (record["verdict"], record["run_status"], record["checks"]) == ("SKIPPED", "NOT_RUN", [])

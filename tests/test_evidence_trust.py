@@ -116,6 +116,7 @@ class TestHostileArchive:
         assert _snapshot(hostile) == before
         assert not (tmp_path / "home" / "pwned").exists() and not (tmp_path / "cwd" / "pwned").exists()
 
+    @pytest.mark.slow
     @pytest.mark.timeout(30)
     def test_by_default_none_of_its_code_runs(
         self, hostile: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -128,6 +129,7 @@ class TestHostileArchive:
         assert "ran:" not in json.dumps(report)
         self._untouched(hostile, before, tmp_path)
 
+    @pytest.mark.slow
     @pytest.mark.timeout(30)
     def test_asked_for_it_runs_contained(
         self, hostile: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -271,6 +273,7 @@ class TestTheFolderIsNeverWritten:
             "sources/scenarios/left_behind.txt: appeared in the folder while the audit re-executed it"
         ]
 
+    @pytest.mark.slow
     @pytest.mark.timeout(30)
     def test_the_self_audit_does_not_write_into_the_folder(self, tmp_path: Path) -> None:
         """A scenario that writes beside its own file when imported: the self-audit used to import it from the

@@ -146,6 +146,7 @@ class TestScenarioExploration:
         assert "re-explore with --granularity line" in at_probe.problem and "_version" in at_probe.problem
         assert explore_scenario(race, variant="UnlockedSession", granularity="line").verdict is ExploreVerdict.FAIL
 
+    @pytest.mark.slow
     def test_kill_matrix_kills_every_mutant_and_spares_the_correct(self) -> None:
         """Every mutant is killed by some race scenario; no correct variant is killed by any."""
         races = [

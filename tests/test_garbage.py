@@ -35,6 +35,7 @@ def _collector_off() -> Iterator[None]:
             gc.enable()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize(
     ("name", "granularity"),

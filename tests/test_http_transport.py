@@ -229,6 +229,7 @@ class TestReplyTable:
         assert result.status is AskStatus.COMMITTED
         assert [m.content for m in chat.snapshot()] == ["one", "first answer"]
 
+    @pytest.mark.slow
     @pytest.mark.timeout(5)
     @pytest.mark.parametrize(("failing", "status", "options"), _FAILING_CASES)
     def test_a_failure_commits_nothing_and_is_not_retried(
@@ -308,6 +309,7 @@ class TestTimeouts:
         assert caught.value.kind is FailureKind.TIMEOUT
         assert 0.25 <= time.monotonic() - started < 3
 
+    @pytest.mark.slow
     @pytest.mark.timeout(5)
     def test_a_read_timeout_is_not_a_deadline(self, serve: Callable[..., _LoopbackServer]) -> None:
         """Bytes every 20 ms keep a 0.3 s read timeout from firing, so the call outlasts it."""
@@ -317,6 +319,7 @@ class TestTimeouts:
         assert reply.content == "late but whole"
         assert time.monotonic() - started > 0.6
 
+    @pytest.mark.slow
     @pytest.mark.timeout(5)
     @pytest.mark.parametrize("trickle", [_trickle_body, _trickle_headers], ids=["body", "headers"])
     def test_the_deadline_stops_a_trickle(self, serve: Callable[..., _LoopbackServer], trickle: Behaviour) -> None:

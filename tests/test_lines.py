@@ -223,6 +223,7 @@ def _interpreter(version: str) -> str | None:
     return None
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("version", ["3.12", "3.13"])
 @pytest.mark.parametrize("events", ["monitoring", "settrace"])

@@ -191,6 +191,7 @@ def _crowd_scenario() -> type[Scenario]:
 
 @pytest.mark.timeout(60)
 class TestHundredActors:
+    @pytest.mark.slow
     def test_exploring_does_not_crash(self) -> None:
         """100 actors explore within a small budget: INCOMPLETE (the budget, never a PASS it cannot claim)."""
         with pytest.raises(ExplorationFailed) as failed:
@@ -203,6 +204,7 @@ class TestHundredActors:
         assert failed.value.found.verdict is ExploreVerdict.INCOMPLETE
         assert failed.value.found.schedules == 5
 
+    @pytest.mark.slow
     def test_a_counterexample_replays(self) -> None:
         """A failing 100-actor program: its counterexample is written in the decimal spelling, replayed during the
         exploration (``replayed``), and replays again by itself to the same broken invariant."""

@@ -60,6 +60,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @needs_fork
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize(("path", "variant", "granularity", "reduction"), CASES)
@@ -89,6 +90,7 @@ def _slow_here(loaded: LoadedScenario, granularity: str, seconds: float) -> obje
     return run_once
 
 
+@pytest.mark.slow
 @needs_fork
 @pytest.mark.timeout(120)
 def test_workers_take_part_and_change_nothing() -> None:

@@ -84,6 +84,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory, results: list[ScenarioResul
 
 
 class TestTheFile:
+    @pytest.mark.slow
     def test_it_is_listed_in_the_sums_and_self_contained(self, folder: Path) -> None:
         """Listed in SHA256SUMS; nothing on the page is fetched: no script, stylesheet, image or link elsewhere."""
         assert re.search(r"^[0-9a-f]{64}  report\.html$", (folder / "SHA256SUMS").read_text(), re.M)

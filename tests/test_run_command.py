@@ -142,6 +142,7 @@ class TestUsageErrors:
         assert err.count("\n") == 1 and err.startswith("run.py: ")
         assert message in err
 
+    @pytest.mark.slow
     @pytest.mark.timeout(30)
     def test_unknown_scenario_touches_nothing(self, tmp_path: Path) -> None:
         """An unknown scenario name is refused before the evidence folder is created."""
@@ -157,6 +158,7 @@ class TestUsageErrors:
 
 
 class TestMistakesWriteNothing:
+    @pytest.mark.slow
     @pytest.mark.timeout(30)
     def test_a_variant_the_scenario_lacks_is_refused_before_the_folder_exists(self, tmp_path: Path) -> None:
         """--variant checks every named scenario before the evidence folder is created."""
@@ -197,6 +199,7 @@ class TestExploreVariant:
         assert all("CheckOutsideLockSession" in item.cls.variants and item.cls.pin is None for item in kept)
         assert "race_two_requests" in {item.name for item in kept}
 
+    @pytest.mark.slow
     @pytest.mark.timeout(60)
     def test_explore_variant_explores_that_variant_and_skips_the_kill_matrix(self, tmp_path: Path) -> None:
         """The mutant is explored (and killed); its FAIL is its lesson, so the run still passes; no kill matrix."""
@@ -251,6 +254,7 @@ def _self_audit_without_reexecution(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 class TestSaveScenario:
+    @pytest.mark.slow
     @pytest.mark.timeout(60)
     def test_the_docs_example_saves_a_pinned_lesson_the_suite_accepts(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -309,6 +313,7 @@ class TestSaveScenario:
         assert "double_commit.py already exists" in capsys.readouterr().err
         saved.unlink()
 
+    @pytest.mark.slow
     @pytest.mark.timeout(30)
     def test_nothing_to_save_writes_nothing(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """A latch-ordered lesson has no counterexample: one line says so and no file appears."""

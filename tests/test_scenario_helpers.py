@@ -142,6 +142,7 @@ def test_an_edited_helper_is_executed_afresh_and_a_broken_one_leaves_nothing_beh
     assert not [name for name in sys.modules if name.startswith(helper.rpartition(".")[0])]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_a_run_archives_the_helper_and_audits_ok_until_the_helper_changes(tmp_path: Path) -> None:
     folder = _folder(tmp_path / "sc", name="helper_race")
@@ -167,6 +168,7 @@ def test_a_run_archives_the_helper_and_audits_ok_until_the_helper_changes(tmp_pa
     assert code != 0 and "sources/scenarios/helpers.py" in text, text
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_an_exploration_fails_on_the_helpers_race_and_its_self_audit_re_explores_the_archive(tmp_path: Path) -> None:
     folder = _folder(tmp_path / "sc")

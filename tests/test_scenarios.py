@@ -135,6 +135,7 @@ def _digests() -> dict[str, str]:
 
 
 class TestDeterminism:
+    @pytest.mark.slow
     @pytest.mark.timeout(60)
     def test_a_hundred_runs_one_digest(self) -> None:
         """Each scenario, run 100 times in one process, produces one trace digest."""
@@ -143,6 +144,7 @@ class TestDeterminism:
             digests = {trace_digest(run_scenario(item).trace) for _ in range(100)}
             assert len(digests) == 1, item.name
 
+    @pytest.mark.slow
     @pytest.mark.timeout(60)
     def test_same_digests_across_processes_and_hash_seeds(self) -> None:
         """Two processes with different PYTHONHASHSEED values produce the same digests as this one."""

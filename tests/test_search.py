@@ -158,6 +158,7 @@ def test_the_counterexample_is_shrunk_and_replays_strictly() -> None:
     assert example.preemptions <= 2  # a half-written pair needs one switch into the checker, one back
 
 
+@pytest.mark.slow
 def test_many_actors_in_one_order_are_found_by_the_default_portfolio() -> None:
     """Nine setters and a checker: the failing order lies where depth-first search arrives last."""
     found = _flags(10, max_schedules=10_000)

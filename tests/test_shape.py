@@ -234,6 +234,7 @@ class TestCycleFinder:
 
 
 class TestImportGraph:
+    @pytest.mark.slow
     def test_no_cycle_between_packages(self) -> None:
         """Packages (and top-level modules) import each other in one direction only, function-level imports included."""
         graph = _package_graph(_all_imports())
@@ -351,6 +352,7 @@ class TestPublicFaces:
         ]
         assert wrong == [], "\n".join(wrong)
 
+    @pytest.mark.slow
     @pytest.mark.timeout(60)
     def test_every_face_imports_and_binds_what_it_lists(self) -> None:
         """In a fresh interpreter, every package imports and each name of its ``__all__`` is there (the graph tests

@@ -237,6 +237,7 @@ NAIVE_GRANULARITIES = (
 """Where the default run compares the reduction with naive enumeration; .ci/run's ``-m deep`` adds instruction."""
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("granularity", NAIVE_GRANULARITIES)
 @pytest.mark.parametrize("name", PROGRAM_NAMES)

@@ -81,6 +81,7 @@ class TestDatabaseAccessesAreSeen:
 
 
 class TestRowLockWait:
+    @pytest.mark.slow
     @pytest.mark.timeout(60)
     def test_on_postgres_the_waiter_waits_for_the_holder(
         self, postgres_url: str, monkeypatch: pytest.MonkeyPatch

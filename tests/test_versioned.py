@@ -335,6 +335,7 @@ class TestImmutability:
 
 
 class TestStress:
+    @pytest.mark.slow
     @pytest.mark.timeout(30)
     def test_free_running_threads(self) -> None:
         """8 threads x 500 begin/commit: version == COMMITTED count, whole pairs always, no answer twice."""

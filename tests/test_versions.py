@@ -71,6 +71,7 @@ def _others() -> list[str]:
     return [version for version in ("3.11", "3.12", "3.13") if version != mine]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("version", _others())
 def test_every_python_explores_alike(version: str) -> None:
