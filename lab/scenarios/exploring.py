@@ -185,10 +185,12 @@ def explore_scenario(
     actors = loaded.cls.actors
     report: SearchReport | None = None
     shrink_runs = 0
+    left = 0.0
     with collector_relaxed(), line_events_kept() if granularity == Granularity.LINE else contextlib.nullcontext():
         if strategy == "dpor" and mode == "prove":
             found = explorer.explore(done)
             proved = found.complete
+            left = max(explorer.estimated_classes() - found.classes, 0) if found.budget_hit else 0
         else:
             judge = _judge(table, actors) if mode == "find" else None
             report = search(
@@ -224,6 +226,11 @@ def explore_scenario(
         problem = started.first.describe()
     elif split and not failing:
         problem = split.describe(granularity)
+    elif report is None and found.budget_hit and not failing:
+        problem = (
+            f"the budget ({max_schedules} executions) ended the search; covered: dpor: {found.classes} classes of "
+            f"interleavings (about {left:,.0f} more by Knuth's estimate)"
+        )
     elif report is not None and not failing and not proved:
         cut = f"the time budget ({seconds:g} s)" if report.time_hit else f"the budget ({max_schedules} executions)"
         problem = f"{cut} ended the search; covered: {'; '.join(report.covered) or 'nothing'}"
