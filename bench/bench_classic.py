@@ -95,25 +95,28 @@ def _median(values: Sequence[float]) -> str:
 
 
 def _table(programs: Sequence[types.ModuleType], columns: Sequence[str], cells: dict[tuple[str, str], Cell]) -> None:
-    name_width = max(len(_name(p)) for p in programs) + 1
-    width = max(9, (WIDTH - name_width) // max(1, len(columns)))
-    if name_width + width * len(columns) > WIDTH:  # too many columns for one line: print in slices
-        per_line = max(1, (WIDTH - name_width) // 10)
+    name_width = max(len(_name(p)) for p in programs) + 2  # the name, its correct-program mark, a space
+    texts = [_shown(cells[(_name(p), c)], p.BUGGY) for p in programs for c in columns]
+    width = max(9, *(len(c) + 1 for c in columns), *(len(t) + 1 for t in texts))  # nothing is ever cut
+    if len(columns) > 1 and name_width + width * len(columns) > WIDTH:  # too wide for one line: in slices
+        per_line = max(1, (WIDTH - name_width) // width)
         for start in range(0, len(columns), per_line):
             _table(programs, columns[start : start + per_line], cells)
             print()
         return
-    print("program".ljust(name_width) + "".join(c[: width - 1].rjust(width) for c in columns))
+    print("program".ljust(name_width) + "".join(c.rjust(width) for c in columns))
     print("-" * (name_width + width * len(columns)))
     for program in programs:
         mark = "" if program.BUGGY else "*"
         row = (_name(program) + mark).ljust(name_width)
         for column in columns:
-            cell = cells[(_name(program), column)]
-            text = cell.text if len(cell.text) < width else cell.text.replace("INCOMPLETE", "INC")
-            text += "!" if _wrong(program.BUGGY, cell) else ""
-            row += text[: width - 1].rjust(width)
+            row += _shown(cells[(_name(program), column)], program.BUGGY).rjust(width)
         print(row)
+
+
+def _shown(cell: Cell, buggy: bool) -> str:
+    """A cell as the table shows it: INCOMPLETE as INC (the legend says so), ``!`` after a wrong verdict."""
+    return cell.text.replace("INCOMPLETE", "INC") + ("!" if _wrong(buggy, cell) else "")
 
 
 def _name(program: types.ModuleType) -> str:
