@@ -322,3 +322,29 @@ class TestSaveScenario:
         assert code == 0, out
         assert "no counterexample to save: every exploration passed; nothing_here.py was not written" in out
         assert not (folder / "nothing_here.py").exists()
+
+
+class TestExploreStrategy:
+    @pytest.mark.slow
+    @pytest.mark.timeout(120)
+    def test_a_portfolio_that_finds_is_recorded_and_audits_ok(self, tmp_path: Path) -> None:
+        """lab explore --strategy portfolio --mode find: each record says how it searched, the kill matrix (always
+        DPOR, proving) is not compared with explorations another search made, and the self-audit re-explores both."""
+        import json
+
+        folder = tmp_path / "ev"
+        code, out = _main(
+            ["--explore", "--out", str(folder), "--scenario", "race_two_requests", "--strategy", "portfolio",
+             "--mode", "find", "--seed", "3"]
+        )  # fmt: skip
+        assert code == 0, out
+        assert "self-audit ok" in out
+        record = json.loads((folder / "explore" / "race_two_requests" / "probe.VersionedSession.json").read_text())
+        assert record["search"]["strategy"] == "portfolio" and record["search"]["seed"] == 3
+        assert record["search"]["mode"] == "find"
+
+    def test_an_unknown_strategy_is_one_line(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        code, out = _main(["--explore", "--out", str(tmp_path / "ev"), "--strategy", "bfs"])
+        said = (out + capsys.readouterr().err).strip().splitlines()
+        assert code == 2 and not (tmp_path / "ev").exists()
+        assert len(said) == 1 and "invalid choice: 'bfs'" in said[0]

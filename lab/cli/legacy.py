@@ -32,6 +32,10 @@ def _run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--variant", metavar="NAME")
     parser.add_argument("--save-scenario", metavar="NAME")
     parser.add_argument("--jobs", metavar="N")
+    parser.add_argument("--strategy", metavar="NAME")
+    parser.add_argument("--mode", metavar="MODE")
+    parser.add_argument("--seed", metavar="N")
+    parser.add_argument("--seconds", metavar="S")
     return parser
 
 
@@ -55,6 +59,10 @@ def run_words(argv: Sequence[str], scenarios: Path) -> list[str]:
             ("--save-scenario", args.save_scenario),
             ("--sign", args.sign),
             ("--jobs", args.jobs),
+            ("--strategy", args.strategy),
+            ("--mode", args.mode),
+            ("--seed", args.seed),
+            ("--seconds", args.seconds),
         )
         if value is not None
     ]
@@ -83,6 +91,10 @@ def _check_combinations(args: argparse.Namespace) -> None:
         ("--preemptions", args.preemptions),
         ("--max-schedules", args.max_schedules),
         ("--jobs", args.jobs),
+        ("--strategy", args.strategy),
+        ("--mode", args.mode),
+        ("--seed", args.seed),
+        ("--seconds", args.seconds),
     ):
         if value is not None and not explore:
             raise UsageError(f"{flag} goes with --explore")

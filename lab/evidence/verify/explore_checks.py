@@ -289,8 +289,14 @@ def _check_kill_matrix(
     if settings is not None and kill["max_schedules"] != settings["max_schedules"]:
         say(f"max_schedules is {kill['max_schedules']}, but the explore settings say {settings['max_schedules']}")
     for rel, record in records:
-        if record["preemption_bound"] is not None or record["max_schedules"] != kill["max_schedules"]:
-            continue  # explored under other limits: the two need not agree
+        searched = record.get("search") or {}  # absent in records from before strategies: DPOR, proving
+        matrix_search = searched.get("strategy", "dpor") == "dpor" and searched.get("mode", "prove") == "prove"
+        if (
+            record["preemption_bound"] is not None
+            or record["max_schedules"] != kill["max_schedules"]
+            or not matrix_search
+        ):
+            continue  # explored under other limits, or by another search than the matrix's: they need not agree
         cell = seen.get((record["variant"], record["name"], record["granularity"]))
         if cell is None:
             continue
