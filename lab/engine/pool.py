@@ -4,6 +4,14 @@ for a CPU, and an exploration runs thousands of schedules.
 Each pooled thread waits on one lock, its *baton*. The scheduler hands a run's actor a worker and uses the worker's
 baton as the actor's own, so the first handoff to an actor and every later one are the same single lock release: no
 thread wakes up only to wait again. All of them end when the process exits; in a forked child the pool starts empty.
+
+A reused thread must look fresh to the program it runs: every execution is a new program, whose actors start on new
+threads in real life. Two kinds of state outlive a task on a kept thread. ``contextvars`` values: the scheduler runs
+each actor's body in a new, empty :class:`contextvars.Context` (what a new thread starts with). ``threading.local``
+values: CPython keeps each thread's share of every ``threading.local`` in that thread's state dict (one entry per
+local the thread touched), so :class:`ThreadState` drops the entries an execution added, as the thread's end would
+(the values die then, their ``__del__`` runs, weak references to them clear). Both cost about a microsecond per
+actor, against the tens of microseconds a new thread costs, so the pool stays.
 """
 
 from __future__ import annotations
@@ -11,9 +19,48 @@ from __future__ import annotations
 import _thread
 import atexit
 import contextlib
+import ctypes
 import os
 import threading
 from collections.abc import Callable
+
+_get_state_dict = ctypes.pythonapi.PyThreadState_GetDict
+_get_state_dict.restype = ctypes.c_void_p  # a borrowed reference: restype py_object would steal it (and crash)
+_get_state_dict.argtypes = []
+
+
+def _state_dict() -> dict[object, object]:
+    """The calling thread's state dict (``PyThreadState_GetDict``), as a new reference."""
+    state: dict[object, object] = ctypes.cast(_get_state_dict(), ctypes.py_object).value
+    return state
+
+
+_FORGET_ROUNDS = 8
+
+
+class ThreadState:
+    """The calling thread's state dict, and what was in it when an execution's actor began on this thread.
+
+    :meth:`forget_new` deletes every entry added since (the actor's ``threading.local`` shares, and any other
+    per-thread cache the program's code left: a new thread has none of them). Entries present at the start are the
+    lab's own (the scheduler's ``local.actor``, the line tracer's), set before the body runs, and stay. Keys are
+    only tested for membership: they spell addresses, and nothing recorded may depend on them.
+    """
+
+    __slots__ = ("_before", "_dict")
+
+    def __init__(self) -> None:
+        self._dict: dict[object, object] = _state_dict()
+        self._before = frozenset(self._dict)
+
+    def forget_new(self) -> None:
+        """Drop what the execution added to this thread's state (in this thread: finalizers run here, now)."""
+        state, before = self._dict, self._before
+        for _ in range(_FORGET_ROUNDS):  # a finalizer that ran may itself have touched a thread-local: again
+            if len(state) == len(before) and before.issuperset(state):
+                return
+            for key in [key for key in state if key not in before]:
+                state.pop(key, None)  # the value may be a local's share: its contents die here
 
 
 class Worker:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import _thread
 import contextlib
+import contextvars
 import ctypes
 import gc
 import os
@@ -34,7 +35,7 @@ from enum import StrEnum
 
 from lab.engine.footprint import EVERYTHING, NOTHING, Entry, Footprint
 from lab.engine.policies import DecisionPoint, KeepCurrent, Policy
-from lab.engine.pool import ACTOR_POOL
+from lab.engine.pool import ACTOR_POOL, ThreadState
 from lab.engine.run import ActorEnd, BlockedActor, Decision, RunResult, RunStatus, Waiting
 from lab.engine.steps import StepLog
 from lab.engine.trace import Json, TraceEvent
@@ -487,9 +488,16 @@ class Scheduler:
         self.local.actor = actor
         if self._actor_hooks is not None:
             self._actor_hooks[0]()  # e.g. start tracing lines in this thread
+        # Every execution is a fresh program on fresh threads, though the thread is pooled: the body runs in a new
+        # empty context (no ContextVar value from an earlier execution), and the thread-locals it touched go when
+        # it ends, as a thread's do, while it still holds the baton (their finalizers belong to its last step).
+        fresh = ThreadState()
         try:
             self.record("start")
-            value = actor.body()
+            try:
+                value = contextvars.Context().run(actor.body)
+            finally:
+                fresh.forget_new()
             actor.outcome = self._outcome_text(value)
             self.record("end", detail={"outcome": actor.outcome})
             if self._end_watcher is not None:
