@@ -1,0 +1,1 @@
+"""The differential fuzzer: random small programs, each explored with and without reduction (``programs``)."""
