@@ -43,6 +43,7 @@ import json
 import marshal
 import operator
 import types
+import weakref
 from collections import defaultdict, deque
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
@@ -233,6 +234,43 @@ class _Kind:
     OPAQUE = 4  # code the lab cannot see: writes its receiver, every mutable argument, and its module's state
 
 
+_weak_ref = weakref.ref
+_partial = functools.partial
+
+
+def _forgetter(
+    labels: dict[int, str],
+    things: dict[int, str],
+    instance_dicts: set[int],
+    weak: dict[int, object],
+    owned: dict[int, dict[str, Any]],
+) -> Callable[[int, object], None]:
+    """The callback of a recording's weak references: the object ``key`` names died, so its id and its attribute
+    dict's may now be another object's, which must get a label of its own (a dict that outlives its owner is
+    labelled again when next met). A label never spells an address: a new object's label depends only on the
+    accesses that met it, never on whether its address was used before.
+
+    A closure over the recording's tables, not a bound method: a bound method in each weak reference's callback
+    would make a cycle of the recording that only the garbage collector, paused during a run, could free.
+    Weakly held, rather than kept alive for the run: a program's ``WeakValueDictionary`` entry must vanish, and its
+    ``__del__`` run, when the program drops its last reference, in the step that drops it, as without the lab.
+    """
+
+    def forget(key: int, _ref: object) -> None:
+        labels.pop(key, None)
+        things.pop(key, None)
+        weak.pop(key, None)
+        attributes = owned.pop(key, None)
+        if attributes is not None:
+            inner = id(attributes)
+            if labels.get(inner) is not None and inner in instance_dicts:
+                labels.pop(inner, None)
+                things.pop(inner, None)
+                instance_dicts.discard(inner)
+
+    return forget
+
+
 class Recording:
     """The state of one recorded run: the scheduler, object labels, and the granularity's scheduling rule."""
 
@@ -254,6 +292,12 @@ class Recording:
         self._things: dict[int, str] = {}
         self._instance_dicts: set[int] = set()
         self._alive: list[object] = []
+        """What must stay alive for its id to stay its own: objects no weak reference can follow (lists, dicts)."""
+        self._weak: dict[int, object] | None = {}
+        """id -> a weak reference to the labelled object, whose callback forgets its labels when it dies."""
+        self._owned: dict[int, dict[str, Any]] = {}
+        """id of a weakly held object -> its attribute dict, kept while the owner lives (it keeps it alive anyway)."""
+        self._forget = _forgetter(self._labels, self._things, self._instance_dicts, self._weak, self._owned)
         self._counters: dict[str, int] = {}
         self._derived: dict[int, _Derived] = {}
         """id of a lazy object made by a built-in (an iterator, a ``map``, a dict view) -> what using it touches."""
@@ -268,6 +312,9 @@ class Recording:
         test raised would hold, through its traceback, the frames that hold this recording: a cycle with the whole
         run in it that only the garbage collector could free."""
         self._alive.clear()
+        if self._weak is not None:
+            self._weak.clear()  # first: a weak reference gone calls back no more
+        self._owned.clear()
         self._labels.clear()
         self._things.clear()
         self._instance_dicts.clear()
@@ -336,6 +383,7 @@ class Recording:
         if kept is None:
             scratch = Recording.__new__(Recording)
             scratch._labels, scratch._things, scratch._instance_dicts, scratch._alive = {}, {}, set(), []
+            scratch._weak = None  # the modules' walk is kept across runs, strongly (see _Kept): copied as it is
             for obj, path in cached.found:
                 if id(obj) not in scratch._labels:
                     scratch._keep(obj, path)
@@ -376,9 +424,15 @@ class Recording:
         # _keep inline: a run labels objects from the actors' threads, where (line granularity, 3.11) every Python
         # call is a trace event
         thing = "obj:" + name
-        self._labels[id(obj)] = name
-        self._things[id(obj)] = thing
-        self._alive.append(obj)
+        key = id(obj)
+        self._labels[key] = name
+        self._things[key] = thing
+        weak = self._weak
+        held = weak is not None and type(obj).__weakrefoffset__ != 0
+        if held:  # followed, not kept: the program's own weak references and __del__ behave as without the lab
+            weak[key] = _weak_ref(obj, _partial(self._forget, key))  # type: ignore[index]
+        else:
+            self._alive.append(obj)
         if type(obj).__dictoffset__ and not isinstance(obj, _CLASS_OR_MODULE):
             try:
                 attributes = object.__getattribute__(obj, "__dict__")
@@ -388,15 +442,24 @@ class Recording:
                 self._labels[id(attributes)] = name
                 self._things[id(attributes)] = thing
                 self._instance_dicts.add(id(attributes))
-                self._alive.append(attributes)
+                if held:
+                    self._owned[key] = attributes
+                else:
+                    self._alive.append(attributes)
         return name
 
     def _keep(self, obj: object, name: str) -> None:
         """Label ``obj`` (and its attribute dict, the same state) ``name``, and keep it alive (as :meth:`label`)."""
         thing = "obj:" + name
-        self._labels[id(obj)] = name
-        self._things[id(obj)] = thing
-        self._alive.append(obj)  # the identity stays this object's for the whole run
+        key = id(obj)
+        self._labels[key] = name
+        self._things[key] = thing
+        weak = self._weak
+        held = weak is not None and type(obj).__weakrefoffset__ != 0
+        if held:  # the identity stays this object's while it lives; its labels go when it dies (see label)
+            weak[key] = _weak_ref(obj, _partial(self._forget, key))  # type: ignore[index]
+        else:
+            self._alive.append(obj)  # the identity stays this object's for the whole run
         if type(obj).__dictoffset__ and not isinstance(obj, _CLASS_OR_MODULE):
             try:
                 attributes = object.__getattribute__(obj, "__dict__")
@@ -407,7 +470,10 @@ class Recording:
                 self._labels[id(attributes)] = name
                 self._things[id(attributes)] = thing
                 self._instance_dicts.add(id(attributes))
-                self._alive.append(attributes)
+                if held:
+                    self._owned[key] = attributes
+                else:
+                    self._alive.append(attributes)
 
     def _is_lab_object(self, obj: object) -> bool:
         return type(obj).__module__.startswith(self._transparent)
