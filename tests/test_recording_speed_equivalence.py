@@ -171,7 +171,10 @@ def test_the_modules_labels_copied_are_the_labels_made_afresh(
                 patch.setattr(Recording, "_keep_kept", lambda self, cached: False)
             recording.name_roots({"self": root}, modules=(module,))
         made = (dict(recording._labels), dict(recording._things), set(recording._instance_dicts))
-        alive = [id(obj) for obj in recording._alive]
+        # kept alive (the copy keeps the modules' walk strongly, as its cache does) or followed by weak reference
+        # (made afresh): either way the identity is this object's for as long as it lives
+        followed = set(recording._weak or {}) | {id(owned) for owned in recording._owned.values()}
+        alive = sorted({id(obj) for obj in recording._alive} | followed)
         recording.close()
         return (*made, alive)
 

@@ -42,6 +42,19 @@ from lab.engine.trace import Json, TraceEvent
 from lab.errors import UsageError
 
 DEFAULT_WATCHDOG_SECONDS = 10.0
+
+FAIR_STREAK = 2_000
+"""How many choices in a row one actor may be given while another could run before it must let another go first.
+
+A spin wait (``while not flag: pass``) under a policy that keeps the running actor would spin for ever: every real
+thread scheduler is fair, and so is this one, past this many steps. The rule is deterministic (a replay meets it at
+the same points) and recorded in the trace (``fair.yield``); schedules in which one actor runs longer than this while
+another could run are never explored, so an exploration whose runs met it is not a proof (see
+:mod:`lab.scenarios.exploring`)."""
+
+MAX_DECISIONS = 200_000
+"""The most scheduling points one run may take: past them it ends HUNG, naming the actor that was running (an actor
+that spins waiting for something no other actor will ever do)."""
 _LEAK_GRACE_SECONDS = 2.0
 
 
@@ -172,6 +185,7 @@ class Scheduler:
         an actor from another thread without a Python call (the recording path asks hundreds of times a run)."""
         self._trace: list[TraceEvent] = []
         self._decisions: list[Decision] = []
+        self._streak = 0  # choices in a row of the running actor while another could run (see FAIR_STREAK)
         self._choices: dict[int, _Choices] = {}  # this run's actors' table in _CHOICES, from the start of the run
         self._steps = steps if steps is not None else StepLog()
         self._names: tuple[str, ...] = ()  # the actors' names, once the run has started (no actor joins after)
@@ -553,9 +567,23 @@ class Scheduler:
                 if gate is None or gate.ready():
                     runnable |= other.bit
         nxt: _Actor | None = None
+        if actor is not None and self._streak >= FAIR_STREAK and runnable & actor.bit and runnable != actor.bit:
+            runnable &= ~actor.bit  # fair: it has run long enough while others waited
+            self._streak = 0
+            self.record("fair.yield", detail={"steps": FAIR_STREAK})
         if not runnable:
             if live:
                 self._declare_deadlock()
+            self._finish()
+        elif len(self._decisions) >= MAX_DECISIONS:
+            self._status = RunStatus.HUNG
+            name = actor.name if actor is not None else "?"
+            self._blocked_report = (BlockedActor(name, f"still running after {MAX_DECISIONS:,} scheduling points"),)
+            self._problem = (
+                f"the run did not end within {MAX_DECISIONS:,} scheduling points: actor {name!r} was still running "
+                "(a loop waiting for something no other actor will do?)"
+            )
+            self.record("hang", detail={"actor": name, "decisions": MAX_DECISIONS}, actor="lab")
             self._finish()
         else:
             choices = self._choices.get(runnable)
@@ -585,6 +613,7 @@ class Scheduler:
                         decision = made.setdefault(chosen, Decision(names, chosen))
                     decisions.append(decision)
                     nxt = self._by_name[chosen]
+                    self._streak = self._streak + 1 if nxt is actor and len(names) > 1 else 0
                     # the step it opens (StepLog.step, inline): what its operation executes, and any opaque code
                     current = set(nxt.op)
                     for footprint in nxt.opaque:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -219,11 +220,13 @@ def explore_scenario(
         ExploreVerdict.FAIL
         if failing
         else ExploreVerdict.PASS
-        if proved and not split and started.first is None
+        if proved and not split and started.first is None and started.fair is None
         else ExploreVerdict.INCOMPLETE
     )
     if started.first is not None and not failing:
         problem = started.first.describe()
+    elif started.fair is not None and not failing:
+        problem = started.fair.describe()
     elif split and not failing:
         problem = split.describe(granularity)
     elif report is None and found.budget_hit and not failing:
@@ -235,7 +238,8 @@ def explore_scenario(
         cut = f"the time budget ({seconds:g} s)" if report.time_hit else f"the budget ({max_schedules} executions)"
         problem = f"{cut} ended the search; covered: {'; '.join(report.covered) or 'nothing'}"
         if report.estimate is not None:
-            problem += f"; the naive tree holds about {report.estimate:,.0f} schedules (Knuth's estimate)"
+            size = f"about {report.estimate:,.0f}" if math.isfinite(report.estimate) else "more than 10^308"
+            problem += f"; the naive tree holds {size} schedules (Knuth's estimate)"
     first_variant = variant if variant is not None else next(iter(loaded.cls.variants), "")
     return ScenarioExploration(
         name=loaded.name,
@@ -293,6 +297,10 @@ def scenario_explorer(
             if started is not None and started.first is None:
                 started.first = parts[0]
             parts = parts[1:]
+        if parts and isinstance(parts[0], _FairYield):
+            if started is not None and started.fair is None:
+                started.fair = parts[0]
+            parts = parts[1:]
         if atomicity is not None:
             atomicity.merge(parts)
 
@@ -340,17 +348,38 @@ class _ThreadStarted:
         )
 
 
+@dataclass(frozen=True)
+class _FairYield:
+    """In some run, ``actor`` ran so many steps in a row while another actor could run that the scheduler made it
+    let another go first (:data:`lab.engine.scheduler.FAIR_STREAK`): longer runs of it were never explored."""
+
+    actor: str
+    steps: int
+
+    def describe(self) -> str:
+        """One line: what happened, and why the exploration is not complete."""
+        return (
+            f"actor {self.actor} ran {self.steps:,} steps in a row while another actor could run (a spin wait?), "
+            "so the scheduler made it yield, as a fair one does: schedules in which it runs longer were not explored"
+        )
+
+
 @dataclass
 class _FirstThread:
-    """The first thread an actor started, in the search's order (``None``: none did)."""
+    """The first thread an actor started, and the first fair yield, in the search's order (``None``: none)."""
 
     first: _ThreadStarted | None = None
+    fair: _FairYield | None = None
 
 
 def _digest(run: RunResult) -> list[Any]:
     """What a run adds to the checks besides its outcome: the first thread an actor started in it (see
     :func:`lab.engine.standard._start_thread`), then the atomicity check's parts."""
     parts: list[Any] = run_parts(run)
+    fair = next((event for event in run.trace if event.op == "fair.yield"), None)
+    if fair is not None:
+        steps = fair.detail.get("steps")
+        parts.insert(0, _FairYield(fair.actor, steps if isinstance(steps, int) else 0))
     started = next((event for event in run.trace if event.op == "thread.start"), None)
     if started is not None:
         parts.insert(0, _ThreadStarted(started.actor, started.obj))
