@@ -135,6 +135,12 @@ class Execution:
     key: str
     payload: object
 
+    @property
+    def rank(self) -> tuple[int, int, str]:
+        """The order examples are chosen in, whatever order a search found them: fewest preemptions, then the
+        shortest schedule, then the smallest."""
+        return _canonical(self.preemptions, self.schedule)
+
 
 @dataclass
 class Exploration:

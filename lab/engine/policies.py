@@ -55,6 +55,11 @@ class DecisionPoint:
         """What the step that just ended was seen to touch (empty before the first step)."""
         return self._run.last_step()
 
+    def preempts(self, chosen: str) -> bool:
+        """Whether choosing ``chosen`` here is a preemption: switching away from an actor that could go on."""
+        current = self.current
+        return current is not None and chosen != current and current in self.runnable
+
 
 class Policy(Protocol):
     """The single decision of the scheduler: which runnable actor goes next."""

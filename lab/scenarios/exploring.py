@@ -32,7 +32,10 @@ from lab.scenarios.loader import LoadedScenario
 from lab.scenarios.outcomes import UNDECLARED, Grade, Outcome, row_for
 from lab.scenarios.runner import ScenarioResult, run_scenario
 
-EXPLORE_WATCHDOG_SECONDS = 2.0
+EXPLORE_WATCHDOG_SECONDS = 5.0
+"""How long an explored run may make no progress before it is HUNG: long enough that a loaded machine (a pause of
+a second or two in one actor, seen under a parallel test run) is not taken for an actor blocked outside the lab;
+a real hang costs this much once per schedule that reaches it."""
 
 
 class ExploreVerdict(StrEnum):
@@ -475,9 +478,8 @@ def run_failure(result: ScenarioResult, actors: Sequence[str]) -> str:
 
 
 def _canonical(execution: Execution) -> tuple[int, int, str]:
-    """The order an example is chosen in, whatever order the search found them: fewest preemptions, then the
-    shortest schedule, then the smallest."""
-    return (execution.preemptions, len(execution.schedule), execution.schedule)
+    """The order an example is chosen in (:attr:`Execution.rank`)."""
+    return execution.rank
 
 
 def _schedule(execution: Execution | None) -> str:

@@ -113,19 +113,15 @@ def search(
     actors = explorer.actors
     run_once = explorer.run_once
     observe: Callable[[RunResult], None] = explorer.observe
-    made: dict[str, Strategy] = {}
 
     def make(name: str) -> Strategy:
-        if name not in made:
-            if name == "dpor":
-                made[name] = Systematic(explorer)
-            elif name == "random":  # a sampler's runs feed no check that could turn a PASS it never gives
-                made[name] = random_sampler(run_once, actors, seed)
-            elif name == "pct":
-                made[name] = pct_sampler(run_once, actors, seed, None if strategy == "portfolio" else 3)
-            else:
-                made[name] = IterativeBounding(PREEMPTIONS if name == "ipb" else DELAYS, run_once, actors, observe)
-        return made[name]
+        if name == "dpor":
+            return Systematic(explorer)
+        if name == "random":  # a sampler's runs feed no check that could turn a PASS it never gives
+            return random_sampler(run_once, actors, seed)
+        if name == "pct":
+            return pct_sampler(run_once, actors, seed, None if strategy == "portfolio" else 3)
+        return IterativeBounding(PREEMPTIONS if name == "ipb" else DELAYS, run_once, actors, observe)
 
     names = PORTFOLIO_ROTATION if strategy == "portfolio" else (strategy,)
     strategies = [make(name) for name in dict.fromkeys(names)]

@@ -89,13 +89,14 @@ class _BoundedPolicy:
         self.choices.append(_Choice(options, taken, self.cost))
         name, cost = options[taken]
         self.cost += cost
-        if point.current is not None and point.current in runnable and name != point.current:
-            self.preemptions += 1
+        self.preemptions += point.preempts(name)
         return name
 
 
 class IterativeBounding:
     """The ``ipb`` or ``idb`` strategy: one execution per step, bound after bound, until every schedule was run."""
+
+    reports_progress = False  # the driver reports each of its runs
 
     def __init__(
         self,

@@ -25,6 +25,8 @@ class Strategy(Protocol):
 
     name: str
     found: Exploration
+    reports_progress: bool
+    """True when it calls the caller's progress callback itself (DPOR's explorer does); the driver does otherwise."""
 
     @property
     def proved(self) -> bool:
@@ -85,7 +87,7 @@ def drive(
     the first failure (with a ``judge``), or a budget; every strategy's executions count against one budget."""
     deadline = time.perf_counter() + seconds if seconds is not None else None
     iterators: dict[int, Iterator[Exploration]] = {i: s.runs() for i, s in enumerate(strategies)}
-    live = [i for i in dict.fromkeys(rotation) if i in iterators]
+    live = list(dict.fromkeys(rotation))
     turn = 0
     judged: dict[str, bool] = {}
     report = SearchReport(Exploration(), strategy, seed)
@@ -111,7 +113,7 @@ def drive(
             continue
         report.executions += 1
         counts[chosen.name] += 1
-        if progress is not None and not getattr(chosen, "reports_progress", False):
+        if progress is not None and not chosen.reports_progress:
             progress(found)
         key = found.last_key
         if key is not None and judge is not None and key not in judged:
@@ -123,7 +125,7 @@ def drive(
         if chosen.proved:
             report.proved = True
             break
-        if not found.budget_hit and not chosen.proved:  # it ended (a bounded DPOR, say) without covering all
+        if not found.budget_hit:  # it ended (a bounded DPOR, say) without covering all
             live.remove(index)
     report.found = merge([s.found for s in strategies])
     report.found.budget_hit = not report.proved
@@ -148,10 +150,6 @@ def merge(parts: Sequence[Exploration]) -> Exploration:
         for key, count in part.counts.items():
             merged.counts[key] = merged.counts.get(key, 0) + count
             mine, best = part.executions[key], merged.executions.get(key)
-            if best is None or _rank(mine) < _rank(best):
+            if best is None or mine.rank < best.rank:
                 merged.executions[key] = mine
     return merged
-
-
-def _rank(execution: Execution) -> tuple[int, int, str]:
-    return (execution.preemptions, len(execution.schedule), execution.schedule)

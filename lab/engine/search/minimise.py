@@ -43,11 +43,13 @@ class _SoftReplay:
         current = point.current
         going_on = current is not None and current in runnable
         wanted = self._wanted[k] if k < len(self._wanted) else None
-        if k == self._skip or wanted is None or wanted not in runnable:
-            chosen = current if going_on and current is not None else (wanted if wanted in runnable else runnable[0])
-        else:
+        if wanted in runnable and not (k == self._skip and going_on):
             chosen = wanted
-        self.preemptions += int(going_on and chosen != current)
+        elif going_on and current is not None:
+            chosen = current
+        else:
+            chosen = runnable[0]
+        self.preemptions += point.preempts(chosen)
         return chosen
 
 

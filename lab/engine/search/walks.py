@@ -49,8 +49,7 @@ class _Sampled:
             return runnable[0]
         chosen = self.pick(point)
         self.product *= len(runnable)
-        if point.current is not None and point.current in runnable and chosen != point.current:
-            self.preemptions += 1
+        self.preemptions += point.preempts(chosen)
         return chosen
 
     def pick(self, point: DecisionPoint) -> str:
@@ -98,6 +97,8 @@ class PriorityWalk(_Sampled):
 class Sampler:
     """Runs one drawn schedule after another, tallying each like the systematic search does; never ends by itself
     (the caller's budget ends it). ``observe`` sees every run (the digests the checks beside the search want)."""
+
+    reports_progress = False  # the driver reports each of its runs
 
     def __init__(
         self,
