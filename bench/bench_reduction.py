@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.floor import event_ping_pong
-from lab.engine.explorer import Exploration
+from lab.engine.search import Exploration
 from lab.evidence.records.exploration import exploration_record
 from lab.scenarios.base import actor
 from lab.scenarios.exploring import explore_scenario

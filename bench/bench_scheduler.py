@@ -17,9 +17,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.floor import event_ping_pong
-from lab.engine.policies import DecisionPoint
-from lab.engine.primitives import LabLock
-from lab.engine.scheduler import Scheduler
+from lab.engine.core import DecisionPoint, Scheduler
+from lab.engine.sync import LabLock
 from lab.hooks import no_probe
 
 

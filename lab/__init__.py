@@ -8,8 +8,8 @@ evidence writer) is not here: it lives in its own packages, and a lesson never t
 
 from __future__ import annotations
 
-from lab.engine.granularity import Granularity
-from lab.engine.primitives import Barrier, Event, LabLock, Latch
+from lab.engine.core import Granularity
+from lab.engine.sync import Barrier, Event, LabLock, Latch
 from lab.errors import LabError, ScenarioError, ScheduleError, UsageError
 from lab.messages import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, ChatRequest, Message, Role, is_whole_pairs
 from lab.mutants import (

@@ -34,8 +34,8 @@ from typing import Any
 
 from rich.console import Console
 
-from lab.engine.explorer import DEFAULT_MAX_SCHEDULES
-from lab.engine.instrument import instrumented_function
+from lab.engine.record import instrumented_function
+from lab.engine.search import DEFAULT_MAX_SCHEDULES
 from lab.errors import LabError, UsageError
 from lab.render import replay_table
 from lab.scenarios.base import Lab, Scenario, actor

@@ -1,6 +1,6 @@
 """What the rewritten modules record: each access path, by object identity, in the step that performs it.
 
-The programs here are written to a temporary module, imported, rewritten by :mod:`lab.engine.instrument` and run
+The programs here are written to a temporary module, imported, rewritten by :mod:`lab.engine.record._rewriter` and run
 as one actor of a scheduler with recording on; the test reads back the recorded entries.
 """
 
@@ -16,11 +16,9 @@ from typing import ClassVar
 
 import pytest
 
-from lab.engine.accesses import Recording, _Snapshot, start_recording
-from lab.engine.footprint import EVERYTHING, conflict, describe_entry, entries_conflict, writes
-from lab.engine.instrument import InstrumentedModule, instrument_module
-from lab.engine.run import Access
-from lab.engine.scheduler import Scheduler
+from lab.engine.core import EVERYTHING, Access, Scheduler, conflict, describe_entry, entries_conflict, writes
+from lab.engine.record import InstrumentedModule, instrument_module
+from lab.engine.record._accesses import Recording, _Snapshot, start_recording
 
 _SOURCE = """
 import enum
@@ -411,7 +409,7 @@ class TestConflict:
 def test_only_values_that_are_always_a_new_bool_skip_the_whole_read(expression: str, left_out: bool) -> None:
     """``not``, ``is`` and ``in`` give ``True`` or ``False`` whatever their operands: reading such a value whole
     touches nothing, so the rewriting calls no runtime for it; anything that may be another object is still read."""
-    from lab.engine.instrument import _always_bool
+    from lab.engine.record._rewriter import _always_bool
 
     node = ast.parse(expression, mode="eval").body
     assert _always_bool(node) is left_out
@@ -424,14 +422,14 @@ class TestTheModulesWalkIsReusedOnlyWhileNothingChanged:
 
     @staticmethod
     def _walked(*roots: object) -> _Snapshot:
-        from lab.engine.accesses import _snapshot, _Walk
+        from lab.engine.record._accesses import _snapshot, _Walk
 
         walk = _Walk(frozenset({__name__}), snapshot=True)
         walk.run([(f"root{i}", root) for i, root in enumerate(roots)])
         return _snapshot(walk.parts)
 
     def test_an_untouched_walk_is_still_valid(self) -> None:
-        from lab.engine.accesses import _unchanged
+        from lab.engine.record._accesses import _unchanged
 
         class Shelf:
             items: ClassVar[list[str]] = []
@@ -444,7 +442,7 @@ class TestTheModulesWalkIsReusedOnlyWhileNothingChanged:
         ["dict value", "class attribute", "closure cell", "instance attribute", "list", "defaults", "keywords"],
     )
     def test_any_change_of_what_the_walk_went_through_is_seen(self, change: str) -> None:
-        from lab.engine.accesses import _unchanged
+        from lab.engine.record._accesses import _unchanged
 
         class Shelf:
             items: ClassVar[list[str]] = []

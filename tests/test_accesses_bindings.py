@@ -13,7 +13,7 @@ from types import ModuleType
 
 import pytest
 
-from lab.engine.instrument import InstrumentedModule
+from lab.engine.record import InstrumentedModule
 from tests.test_accesses import _entries, _record, instrumented_program
 
 _SOURCE = """

@@ -12,10 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.engine.atomicity import AtomicityCheck, find_split_step
-from lab.engine.footprint import Entry
-from lab.engine.policies import DecisionPoint
-from lab.engine.run import Access, Decision, RunResult, RunStatus
+from lab.engine.core import Access, Decision, DecisionPoint, Entry, RunResult, RunStatus
+from lab.engine.search import AtomicityCheck, find_split_step
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario
 from lab.scenarios.loader import LoadedScenario, discover, load
 from lab.scenarios.runner import run_scenario

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-import lab.engine.atomicity as atomicity
+import lab.engine.search._atomicity as atomicity
 import lab.scenarios.exploring as exploring
-from lab.engine.atomicity import AtomicityCheck, RunPart, SplitStep, run_parts
-from lab.engine.run import RunResult
+from lab.engine.core import RunResult
+from lab.engine.search import AtomicityCheck, RunPart, SplitStep, run_parts
 from lab.scenarios.loader import LoadedScenario, load
 
 ROOT = Path(__file__).resolve().parent.parent

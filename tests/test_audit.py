@@ -175,9 +175,9 @@ class TestCleanFolder:
         code, report = _report(pristine, "--no-rerun", "--checkout", str(checkout), capsys=capsys)
         assert code == 1
         assert _named(report, "sources/", "the lab's machinery differs from the auditing checkout")
-        assert _named(report, "sources/", "(lab/engine/scheduler.py (changed))")
+        assert _named(report, "sources/", "(lab/engine/core/_scheduler.py (changed))")
         code, report = _report(pristine, "--no-rerun", "--accept-drift", "--checkout", str(checkout), capsys=capsys)
-        assert code == 0 and report["accepted_drift"] == ["lab/engine/scheduler.py"]
+        assert code == 0 and report["accepted_drift"] == ["lab/engine/core/_scheduler.py"]
         code, out = _audit(str(pristine), "--no-rerun", "--accept-drift", "--checkout", str(checkout))
         assert out.splitlines()[-1] == (
             "result: OK: verified without re-execution (--no-rerun), with 1 files of the "

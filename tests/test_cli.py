@@ -124,7 +124,7 @@ def test_explore_one_scenario(folder: Path, width: int, tmp_path: Path) -> None:
 @pytest.mark.parametrize("width", WIDTHS)
 def test_replay(folder: Path, loaded: list[LoadedScenario], width: int) -> None:
     """A replay: a column per actor where it fits, else one event per line; the outcome line."""
-    from lab.engine.schedule import schedule_string
+    from lab.engine.core import schedule_string
     from lab.scenarios.runner import run_scenario
 
     item = loaded[0]

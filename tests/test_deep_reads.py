@@ -13,10 +13,8 @@ from types import ModuleType
 
 import pytest
 
-from lab.engine.accesses import Recording, start_recording
-from lab.engine.footprint import EVERYTHING
-from lab.engine.instrument import InstrumentedModule
-from lab.engine.scheduler import Scheduler
+from lab.engine.core import EVERYTHING, Scheduler
+from lab.engine.record import InstrumentedModule, Recording, start_recording
 from tests.test_accesses import instrumented_program
 
 _SOURCE = """

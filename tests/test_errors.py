@@ -11,7 +11,7 @@ import pytest
 
 import lab
 from lab.engine import Latch, Scheduler
-from lab.engine.subtrees import Subtree
+from lab.engine.search import Subtree
 from lab.errors import ArgumentTypeError, LabError, UsageError
 from lab.hooks import note_shared_access
 from lab.messages import Message
@@ -19,10 +19,12 @@ from lab.sessions.transactional import TransactionalChat
 from lab.transport.offline import OfflineTransport
 
 ALLOWED = {
-    "lab.engine.explorer._Pruned": "control flow inside the explorer: raised and caught there, never escapes",
-    "lab.engine.parallel._Stop": "control flow inside an exploring worker process: raised and caught there",
-    "lab.engine.scheduler._Aborted": "a BaseException on purpose: it unwinds a stopped actor through the code under "
-    "test, whose `except Exception` must not swallow it; caught by the scheduler",
+    "lab.engine.search._explorer._Pruned": "control flow inside the explorer: raised and caught there, never escapes",
+    "lab.engine.search._parallel._Stop": "control flow inside an exploring worker process: raised and caught there",
+    "lab.engine.core._scheduler._Aborted": (
+        "a BaseException on purpose: it unwinds a stopped actor through the code under test, whose "
+        "`except Exception` must not swallow it; caught by the scheduler"
+    ),
     "lab.scenarios.explaining._SwapImpossible": "control flow inside the explainer: raised and caught there",
 }
 """Exception classes outside the tree, each with the reason it may be."""

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from lab.engine.trace import TraceEvent
+from lab.engine.core import TraceEvent
 from lab.errors import UsageError
 from lab.evidence import audit, create_evidence_folder, write_evidence
 from lab.evidence.records.manifest import format_sums, parse_sums

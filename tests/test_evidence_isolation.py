@@ -115,7 +115,7 @@ def test_a_worker_that_never_finishes_is_stopped(tmp_path: Path, monkeypatch: py
 @pytest.mark.timeout(30)
 def test_results_are_what_the_scenario_reported_in_order(tmp_path: Path) -> None:
     """Run in workers, two at once, the results come back in the jobs' order, equal to an in-process run's."""
-    from lab.engine.trace import encode_trace
+    from lab.engine.core import encode_trace
     from lab.scenarios.loader import LoadedScenario, load
     from lab.scenarios.runner import run_scenario
 

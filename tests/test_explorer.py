@@ -7,11 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from lab.engine.explorer import Explorer
-from lab.engine.primitives import LabLock
-from lab.engine.run import Decision, RunResult
-from lab.engine.schedule import ReplayPolicy, parse_schedule, schedule_string
-from lab.engine.scheduler import Scheduler
+from lab.engine.core import Decision, ReplayPolicy, RunResult, Scheduler, parse_schedule, schedule_string
+from lab.engine.search import Explorer
+from lab.engine.sync import LabLock
 from lab.errors import UsageError
 from lab.scenarios.exploring import ExploreVerdict, explore_scenario, replay_scenario
 from lab.scenarios.kill_matrix import build_kill_matrix

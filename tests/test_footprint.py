@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from lab.engine.footprint import (
+from lab.engine.core import (
     ANY_KEY,
     EVERYTHING,
     NOTHING,

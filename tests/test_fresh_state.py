@@ -296,7 +296,7 @@ def test_a_finalizer_runs_when_the_last_reference_dies_in_an_actor() -> None:
 
 def test_pooled_threads_are_reused() -> None:
     """Fresh state costs no fresh threads: the pool still hands the same threads from one execution to the next."""
-    from lab.engine.pool import ACTOR_POOL
+    from lab.engine.core import ACTOR_POOL
 
     _verdict(setup=lambda lab: Firsts(), actors={"a": _count_own, "b": _count_own})
     before = {thread.ident for thread in ACTOR_POOL.idle_threads()}

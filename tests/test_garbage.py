@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.engine.scheduler import collector_relaxed
+from lab.engine.core import collector_relaxed
 from lab.scenarios.exploring import explore_scenario
 from lab.scenarios.loader import LoadedScenario, load
 from lab.scenarios.runner import run_scenario

@@ -21,10 +21,8 @@ from types import ModuleType
 
 import pytest
 
-from lab.engine.lines import LineTracer
-from lab.engine.policies import DecisionPoint, Policy
-from lab.engine.run import RunResult
-from lab.engine.scheduler import Scheduler
+from lab.engine.core import DecisionPoint, Policy, RunResult, Scheduler
+from lab.engine.record import LineTracer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -192,8 +190,8 @@ _PROGRAM = textwrap.dedent("""
     import importlib.util, json, sys
     sys.path.insert(0, sys.argv[1])
     sys.path.insert(0, sys.argv[2])
-    from lab.engine.lines import LineTracer
-    from lab.engine.scheduler import Scheduler
+    from lab.engine.record._lines import LineTracer
+    from lab.engine.core._scheduler import Scheduler
     spec = importlib.util.spec_from_file_location("traced", sys.argv[2] + "/traced.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -19,7 +19,7 @@ from types import ModuleType
 
 import pytest
 
-from lab.engine.instrument import InstrumentedModule, instrument_module
+from lab.engine.record import InstrumentedModule, instrument_module
 from lab.scenarios.exploring import ExploreVerdict, explore_scenario
 from lab.scenarios.loader import LoadedScenario, load
 from tests.test_accesses import _entries, _record

@@ -17,8 +17,7 @@ from typing import Any
 
 import pytest
 
-from lab.engine.run import Decision
-from lab.engine.schedule import ReplayPolicy, parse_schedule, read_schedule, schedule_length, schedule_string
+from lab.engine.core import Decision, ReplayPolicy, parse_schedule, read_schedule, schedule_length, schedule_string
 from lab.errors import UsageError
 from lab.evidence.report.timeline import build_strip
 from lab.scenarios.base import Scenario, actor

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.engine.explorer import Exploration, Explorer
-from lab.engine.footprint import conflict
-from lab.engine.run import RunResult
+from lab.engine.core import RunResult, conflict
+from lab.engine.search import Exploration, Explorer
 from lab.scenarios.loader import LoadedScenario, load
 from lab.scenarios.runner import run_scenario
 

@@ -1,8 +1,8 @@
 """Exploring with several processes: the same answer, byte for byte, for any number of them.
 
 Worker processes run parts of the search tree ahead of time and the coordinator takes their runs wherever its own
-(one-process) search makes the same choices (see :mod:`lab.engine.parallel`). These tests hold it to that: records
-identical for jobs 1, 2 and 3 on a race scenario and on soundness programs; workers that really do take part; no
+(one-process) search makes the same choices (see :mod:`lab.engine.search._parallel`). These tests hold it to that:
+records identical for jobs 1, 2 and 3 on a race scenario and on soundness programs; workers that really do take part; no
 process left behind; work items that survive being written as text.
 """
 
@@ -20,11 +20,9 @@ from typing import Any
 
 import pytest
 
-from lab.engine import parallel
-from lab.engine.explorer import Explorer
-from lab.engine.parallel import FORKS, explore_work, split_work
-from lab.engine.run import RunResult
-from lab.engine.subtrees import Branch, Subtree
+from lab.engine.search import _parallel as parallel
+from lab.engine.core import RunResult
+from lab.engine.search import FORKS, Branch, Explorer, Subtree, explore_work, split_work
 from lab.errors import UsageError
 from lab.evidence.records.exploration import exploration_record
 from lab.scenarios.exploring import ScenarioExploration, explore_scenario, scenario_explorer

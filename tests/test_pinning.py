@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lab import Granularity, Pin
-from lab.engine.schedule import schedule_string
+from lab.engine.core import schedule_string
 from lab.scenarios.exploring import ExploreVerdict, explore_scenario, replay_scenario
 from lab.scenarios.kill_matrix import build_kill_matrix, race_scenario
 from lab.scenarios.loader import BrokenScenario, LoadedScenario, load

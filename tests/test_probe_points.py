@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.engine.scheduler import Scheduler
+from lab.engine.core import Scheduler
 from lab.errors import ScenarioError
 from lab.scenarios.base import Lab, Scenario
 from lab.scenarios.loader import LoadedScenario, load

@@ -19,12 +19,10 @@ from typing import Any
 
 import pytest
 
-import lab.engine.accesses as accesses
+import lab.engine.record._accesses as accesses
 import lab.scenarios.runner as runner
-from lab.engine.accesses import Recording
-from lab.engine.footprint import Entry
-from lab.engine.instrument import InstrumentedModule, instrument_module
-from lab.engine.scheduler import Scheduler
+from lab.engine.core import Entry, Scheduler
+from lab.engine.record import InstrumentedModule, Recording, instrument_module
 from tests.test_accesses import _record
 from tests.test_atomicity_speed_equivalence import _runs
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.engine.trace import TraceEvent
+from lab.engine.core import TraceEvent
 from lab.evidence import audit, create_evidence_folder, write_evidence
 from lab.evidence.report.html import render_html
 from lab.evidence.report.timeline import build_timeline

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.engine.trace import TraceEvent
+from lab.engine.core import TraceEvent
 from lab.evidence.records.exploration import exploration_record
 from lab.evidence.report.explore_report import exploration_section
 from lab.evidence.report.mermaid import WRAP, schedule_diagram, sequence_diagram

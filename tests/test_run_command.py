@@ -70,7 +70,7 @@ class TestReplay:
 
     def test_full_replay_succeeds(self) -> None:
         """The schedule of the default run replays to the end with exit 0."""
-        from lab.engine.schedule import schedule_string
+        from lab.engine.core import schedule_string
         from lab.scenarios.loader import LoadedScenario, load
         from lab.scenarios.runner import run_scenario
 

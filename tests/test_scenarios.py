@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lab import actor
-from lab.engine.trace import trace_digest
+from lab.engine.core import trace_digest
 from lab.scenarios.exploring import ExploreVerdict, explore_scenario
 from lab.scenarios.loader import BrokenScenario, LoadedScenario, load, load_all
 from lab.scenarios.runner import Verdict, run_scenario
@@ -311,7 +311,7 @@ class TestWire:
     def test_wire_builds_the_session_with_the_labs_lock_and_probe(self) -> None:
         """wire(cls, "s1") passes lock s1.lock and probe s1; name= overrides; a non-string first argument needs it."""
         from lab import ScenarioError, TransactionalChat, VersionedSession
-        from lab.engine.scheduler import Scheduler
+        from lab.engine.core import Scheduler
         from lab.scenarios.base import Lab
 
         lab = Lab(Scheduler())

@@ -9,12 +9,9 @@ import weakref
 
 import pytest
 
-from lab.engine.policies import DecisionPoint
-from lab.engine.pool import ACTOR_POOL as _POOL
-from lab.engine.primitives import Barrier, Event, LabLock, Latch
-from lab.engine.probes import Probes
-from lab.engine.run import RunStatus
-from lab.engine.scheduler import Scheduler
+from lab.engine.core import ACTOR_POOL as _POOL
+from lab.engine.core import DecisionPoint, RunStatus, Scheduler
+from lab.engine.sync import Barrier, Event, LabLock, Latch, Probes
 from lab.errors import ReplayDivergedError
 
 

@@ -13,13 +13,21 @@ import dataclasses
 
 import pytest
 
-from lab.engine.footprint import EVERYTHING, NOTHING, Footprint, writes
-from lab.engine.policies import DecisionPoint
-from lab.engine.primitives import LabLock, Latch
-from lab.engine.run import Access, Decision, RunStatus
-from lab.engine.scheduler import Scheduler
-from lab.engine.steps import StepLog
-from lab.engine.trace import TraceEvent, sorted_detail
+from lab.engine.core import (
+    EVERYTHING,
+    NOTHING,
+    Access,
+    Decision,
+    DecisionPoint,
+    Footprint,
+    RunStatus,
+    Scheduler,
+    StepLog,
+    TraceEvent,
+    sorted_detail,
+    writes,
+)
+from lab.engine.sync import LabLock, Latch
 
 
 class _Alternate:

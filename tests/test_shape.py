@@ -215,20 +215,20 @@ class TestCycleFinder:
         """Relative, function-level and type-checking-only imports are all read, each marked as what it is."""
         source = textwrap.dedent("""
             from typing import TYPE_CHECKING
-            from . import trace
-            from .trace import TraceEvent
+            from . import _trace
+            from ._trace import TraceEvent
             import lab.hooks
             if TYPE_CHECKING:
-                from lab.engine.run import RunResult
+                from lab.engine.core._run import RunResult
             def later():
                 from lab.errors import LabError
         """)
-        found = _read_imports("lab.engine.scheduler", source, "scheduler.py", is_package=False)
+        found = _read_imports("lab.engine.core._scheduler", source, "_scheduler.py", is_package=False)
         assert [(f.target, f.name, f.at_import, f.in_function, f.type_only) for f in found] == [
-            ("lab.engine.trace", None, True, False, False),
-            ("lab.engine.trace", "TraceEvent", True, False, False),
+            ("lab.engine.core._trace", None, True, False, False),
+            ("lab.engine.core._trace", "TraceEvent", True, False, False),
             ("lab.hooks", None, True, False, False),
-            ("lab.engine.run", "RunResult", False, False, True),
+            ("lab.engine.core._run", "RunResult", False, False, True),
             ("lab.errors", "LabError", False, True, False),
         ]
 

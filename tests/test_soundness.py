@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.engine.policies import DecisionPoint
+from lab.engine.core import DecisionPoint
 from lab.evidence.records.exploration import exploration_record
 from lab.scenarios.exploring import (
     EXPLORE_WATCHDOG_SECONDS,

@@ -11,11 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from lab.engine import standard
-from lab.engine.policies import DecisionPoint
-from lab.engine.run import RunStatus
-from lab.engine.scheduler import Scheduler
-from lab.engine.standard import scheduler_aware_primitives
+from lab.engine.sync import _standard as standard
+from lab.engine.core import DecisionPoint, RunStatus, Scheduler
+from lab.engine.sync import scheduler_aware_primitives
 from lab.errors import ScheduleError
 from lab.scenarios.exploring import ExploreVerdict, explore_scenario
 from lab.scenarios.loader import LoadedScenario, load

@@ -19,7 +19,7 @@ from lab.campaign.interface import (
     default_scenarios,
     lab_root,
 )
-from lab.engine.granularity import Granularity
+from lab.engine.core import Granularity
 from lab.errors import UsageError
 from lab.evidence.records.signing import check_signing_key
 from lab.evidence.records.sources import source_root

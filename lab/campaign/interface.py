@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import lab
-from lab.engine.explorer import DEFAULT_MAX_SCHEDULES, Exploration
-from lab.engine.granularity import Granularity
-from lab.engine.run import RunStatus
+from lab.engine.core import Granularity, RunStatus
+from lab.engine.search import DEFAULT_MAX_SCHEDULES, Exploration
 from lab.errors import ScenarioError, UsageError
 from lab.evidence.records.findings import AuditReport
 from lab.evidence.records.sources import is_checkout

@@ -24,7 +24,7 @@ from rich.text import Text
 
 from lab.campaign import Listener
 from lab.cli.common import Output
-from lab.engine.explorer import Exploration
+from lab.engine.search import Exploration
 from lab.errors import ScenarioError
 from lab.render import Hanging, verdict_text
 from lab.scenarios.exploring import ScenarioExploration

@@ -17,8 +17,7 @@ from rich.markup import escape
 from lab.campaign import DEFAULT_WATCHDOG, Campaign, ExploreSettings, RunOutcome
 from lab.cli.common import Output, a_path, add_granularity, add_scenarios, add_watchdog
 from lab.cli.progress import CampaignProgress
-from lab.engine.explorer import DEFAULT_MAX_SCHEDULES
-from lab.engine.search import MODES, STRATEGIES
+from lab.engine.search import DEFAULT_MAX_SCHEDULES, MODES, STRATEGIES
 from lab.errors import LabError, UsageError
 from lab.render import (
     exploration_table,

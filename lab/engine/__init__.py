@@ -9,30 +9,55 @@ it imports only :mod:`lab.hooks` and :mod:`lab.errors`, so it could test any loc
 
 from __future__ import annotations
 
-from lab.engine.accesses import Recording, start_recording
-from lab.engine.atomicity import AtomicityCheck, run_parts
-from lab.engine.explorer import (
+from lab.engine.core import (
+    ACTOR_POOL,
+    DEFAULT_WATCHDOG_SECONDS,
+    ActorEnd,
+    BlockedActor,
+    DecisionPoint,
+    Entry,
+    Footprint,
+    Granularity,
+    Json,
+    KeepCurrent,
+    Policy,
+    ReplayPolicy,
+    RunResult,
+    RunStatus,
+    Scheduler,
+    TraceEvent,
+    collector_relaxed,
+    conflict,
+    describe_entry,
+    encode_trace,
+    entries_conflict,
+    parse_schedule,
+    read_schedule,
+    schedule_string,
+    sorted_detail,
+)
+from lab.engine.record import (
+    InstrumentedModule,
+    InstrumentError,
+    LineTracer,
+    Recording,
+    instrument_module,
+    instrumented_function,
+    line_events_kept,
+    start_recording,
+)
+from lab.engine.search import (
     DEFAULT_MAX_SCHEDULES,
+    AtomicityCheck,
     Execution,
     Exploration,
     Explorer,
     NondeterminismError,
     RunOnce,
+    run_parts,
     tally,
 )
-from lab.engine.footprint import Entry, Footprint, conflict, describe_entry, entries_conflict
-from lab.engine.granularity import Granularity
-from lab.engine.instrument import InstrumentedModule, InstrumentError, instrument_module, instrumented_function
-from lab.engine.lines import LineTracer, line_events_kept
-from lab.engine.policies import DecisionPoint, KeepCurrent, Policy
-from lab.engine.pool import ACTOR_POOL
-from lab.engine.primitives import Barrier, Event, LabLock, Latch
-from lab.engine.probes import ProbeHook, Probes
-from lab.engine.run import ActorEnd, BlockedActor, RunResult, RunStatus
-from lab.engine.schedule import ReplayPolicy, parse_schedule, read_schedule, schedule_string
-from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS, Scheduler, collector_relaxed
-from lab.engine.standard import scheduler_aware_primitives
-from lab.engine.trace import Json, TraceEvent, encode_trace, sorted_detail
+from lab.engine.sync import Barrier, Event, LabLock, Latch, ProbeHook, Probes, scheduler_aware_primitives
 
 __all__ = [
     "ACTOR_POOL",

@@ -8,7 +8,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from lab.engine.trace import TraceEvent
+from lab.engine.core import TraceEvent
 from lab.render.fitting import Fitted, Hanging, indented
 from lab.scenarios.runner import ScenarioResult
 

@@ -13,11 +13,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
-from lab.engine.granularity import Granularity
-from lab.engine.primitives import Barrier, Event, LabLock, Latch
-from lab.engine.probes import ProbeHook, Probes
-from lab.engine.scheduler import Scheduler
-from lab.engine.trace import Json, TraceEvent
+from lab.engine.core import Granularity, Json, Scheduler, TraceEvent
+from lab.engine.sync import Barrier, Event, LabLock, Latch, ProbeHook, Probes
 from lab.errors import ScenarioError
 from lab.scenarios.outcomes import Outcome, only
 from lab.transport.scripted import ScriptedTransport, Step

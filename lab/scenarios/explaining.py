@@ -38,12 +38,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lab.engine.footprint import Entry, Footprint, conflict, describe_entry, entries_conflict
-from lab.engine.granularity import Granularity
-from lab.engine.policies import DecisionPoint, KeepCurrent
-from lab.engine.run import RunResult, RunStatus
-from lab.engine.schedule import ReplayPolicy, schedule_string
-from lab.engine.trace import Json
+from lab.engine.core import (
+    DecisionPoint,
+    Entry,
+    Footprint,
+    Granularity,
+    Json,
+    KeepCurrent,
+    ReplayPolicy,
+    RunResult,
+    RunStatus,
+    conflict,
+    describe_entry,
+    entries_conflict,
+    schedule_string,
+)
 from lab.scenarios.loader import LoadedScenario
 from lab.scenarios.outcomes import Grade, Outcome, row_for
 from lab.scenarios.runner import ScenarioResult, Verdict, run_scenario

@@ -17,15 +17,20 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from lab.engine.atomicity import AtomicityCheck, run_parts
-from lab.engine.explorer import DEFAULT_MAX_SCHEDULES, Execution, Exploration, Explorer
-from lab.engine.granularity import Granularity
-from lab.engine.lines import line_events_kept
-from lab.engine.run import ActorEnd, RunResult, RunStatus
-from lab.engine.schedule import ReplayPolicy
-from lab.engine.scheduler import collector_relaxed
-from lab.engine.search import SearchReport, check_strategy, minimise, search
-from lab.engine.trace import Json
+from lab.engine.core import ActorEnd, Granularity, Json, ReplayPolicy, RunResult, RunStatus, collector_relaxed
+from lab.engine.record import line_events_kept
+from lab.engine.search import (
+    DEFAULT_MAX_SCHEDULES,
+    AtomicityCheck,
+    Execution,
+    Exploration,
+    Explorer,
+    SearchReport,
+    check_strategy,
+    minimise,
+    run_parts,
+    search,
+)
 from lab.errors import ScenarioError
 from lab.scenarios.explaining import Explanation, explain_failure, replay_command
 from lab.scenarios.loader import LoadedScenario
@@ -165,7 +170,8 @@ def explore_scenario(
     and confirms it by replay. ``seconds`` is a time budget beside ``max_schedules``.
 
     ``jobs`` is how many processes run schedules (``None``: one per core); any number gives the same result,
-    byte for byte, because the coordinator follows the one-process search exactly (see :mod:`lab.engine.parallel`).
+    byte for byte, because the coordinator follows the one-process search exactly (see
+    :mod:`lab.engine.search._parallel`).
     ``done`` are runs other machines made of parts of the same exploration (``explore_work``), taken the same way.
     Only DPOR in prove mode spreads over processes; every other search runs in this one.
     """
@@ -291,7 +297,8 @@ def scenario_explorer(
     started: _FirstThread | None = None,
 ) -> Explorer:
     """The explorer of ``loaded`` with these settings, ungraded: what :func:`explore_scenario` runs, and what
-    :func:`lab.engine.parallel.split_work` and :func:`~lab.engine.parallel.explore_work` take to spread one
+    :func:`lab.engine.search._parallel.split_work` and :func:`~lab.engine.search._parallel.explore_work` take to
+    spread one
     exploration over machines (every machine must build it with the same settings). Each run's digest (made where
     it ran) goes to ``atomicity``, and the first thread an actor started to ``started``."""
 
@@ -354,7 +361,7 @@ class _ThreadStarted:
 @dataclass(frozen=True)
 class _FairYield:
     """In some run, ``actor`` ran so many steps in a row while another actor could run that the scheduler made it
-    let another go first (:data:`lab.engine.scheduler.FAIR_STREAK`): longer runs of it were never explored."""
+    let another go first (:data:`lab.engine.core._scheduler.FAIR_STREAK`): longer runs of it were never explored."""
 
     actor: str
     steps: int
@@ -377,7 +384,7 @@ class _FirstThread:
 
 def _digest(run: RunResult) -> list[Any]:
     """What a run adds to the checks besides its outcome: the first thread an actor started in it (see
-    :func:`lab.engine.standard._start_thread`), then the atomicity check's parts."""
+    :func:`lab.engine.sync._standard._start_thread`), then the atomicity check's parts."""
     parts: list[Any] = run_parts(run)
     fair = next((event for event in run.trace if event.op == "fair.yield"), None)
     if fair is not None:

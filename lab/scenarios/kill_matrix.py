@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from lab.engine.granularity import Granularity
+from lab.engine.core import Granularity
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario
 from lab.scenarios.loader import LoadedScenario
 

@@ -12,8 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from lab.engine.run import ActorEnd, RunStatus
-from lab.engine.trace import Json
+from lab.engine.core import ActorEnd, Json, RunStatus
 from lab.errors import ScenarioError
 from lab.sessions.transactional import TransactionalChat
 from lab.sessions.versioned import VersionedSession

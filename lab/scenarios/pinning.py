@@ -24,10 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lab.engine.granularity import Granularity
-from lab.engine.run import ActorEnd, RunStatus
-from lab.engine.schedule import parse_schedule
-from lab.engine.trace import Json, TraceEvent, sorted_detail
+from lab.engine.core import ActorEnd, Granularity, Json, RunStatus, TraceEvent, parse_schedule, sorted_detail
 from lab.errors import ScenarioError, UsageError
 from lab.scenarios.base import Pin, Scenario
 from lab.scenarios.exploring import ScenarioExploration

@@ -6,9 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from lab.engine.granularity import Granularity
-from lab.engine.run import BlockedActor, RunResult
-from lab.engine.trace import Json, TraceEvent
+from lab.engine.core import BlockedActor, Granularity, Json, RunResult, TraceEvent
 
 
 class Verdict(StrEnum):
@@ -28,7 +26,7 @@ class Verdict(StrEnum):
 
 NOT_RUN = "NOT_RUN"
 """The run status of a scenario that never reached the scheduler (its setup raised, it was skipped, or its worker
-did not report); every other run status is a :class:`~lab.engine.run.RunStatus`."""
+did not report); every other run status is a :class:`~lab.engine.core._run.RunStatus`."""
 
 
 @dataclass(frozen=True, slots=True)

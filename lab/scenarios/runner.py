@@ -8,15 +8,21 @@ import traceback
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 
-from lab.engine.accesses import Recording, start_recording
-from lab.engine.granularity import Granularity
-from lab.engine.lines import LineTracer
-from lab.engine.policies import Policy
-from lab.engine.run import ActorEnd, RunResult, RunStatus
-from lab.engine.schedule import ReplayPolicy
-from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS, Scheduler
-from lab.engine.standard import scheduler_aware_primitives
-from lab.engine.trace import Json, TraceEvent, sorted_detail
+from lab.engine.core import (
+    DEFAULT_WATCHDOG_SECONDS,
+    ActorEnd,
+    Granularity,
+    Json,
+    Policy,
+    ReplayPolicy,
+    RunResult,
+    RunStatus,
+    Scheduler,
+    TraceEvent,
+    sorted_detail,
+)
+from lab.engine.record import LineTracer, Recording, start_recording
+from lab.engine.sync import scheduler_aware_primitives
 from lab.errors import Unavailable, UsageError
 from lab.scenarios.base import Lab, Scenario
 from lab.scenarios.loader import LoadedScenario

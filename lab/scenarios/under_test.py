@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import CodeType
 
-from lab.engine.instrument import InstrumentedModule, InstrumentError, instrument_module
+from lab.engine.record import InstrumentedModule, InstrumentError, instrument_module
 from lab.errors import ScenarioError
 from lab.scenarios.base import Scenario
 from lab.scenarios.helper_modules import helper_modules, helper_name

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lab.engine.trace import Json
+from lab.engine.core import Json
 from lab.errors import UsageError
 from lab.evidence.records import layout
 from lab.evidence.records.layout import KILL_MATRIX, exploration_path

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from lab.engine.trace import Json
+from lab.engine.core import Json
 from lab.errors import LabError
 from lab.evidence.records.exploration import summary_fails
 from lab.evidence.records.text import NotJsonNumber, refuse_constant

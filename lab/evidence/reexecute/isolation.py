@@ -36,9 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lab.engine.pool import ACTOR_POOL
-from lab.engine.run import BlockedActor
-from lab.engine.trace import TraceEvent, encode_trace
+from lab.engine.core import ACTOR_POOL
+from lab.engine.core import BlockedActor
+from lab.engine.core import TraceEvent, encode_trace
 from lab.evidence.records.records import result_fields
 from lab.evidence.records.text import refuse_constant
 from lab.scenarios.loader import BrokenScenario, load

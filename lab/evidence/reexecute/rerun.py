@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lab.engine.run import RunStatus
+from lab.engine.core import RunStatus
 from lab.evidence.records.findings import Problem, Rerun, RerunStatus
 from lab.evidence.records.layout import (
     SOURCES,
@@ -305,8 +305,8 @@ def main() -> int:
     another's re-execution, and a scenario its worker could not report on is the same ERROR again.
     """
     import lab
-    from lab.engine.scheduler import DEFAULT_WATCHDOG_SECONDS
-    from lab.engine.trace import encode_trace
+    from lab.engine.core import DEFAULT_WATCHDOG_SECONDS
+    from lab.engine.core import encode_trace
     from lab.evidence.reexecute.isolation import Job, run_files
     from lab.scenarios.loader import BrokenScenario
 

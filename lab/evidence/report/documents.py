@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lab.engine.trace import Json
+from lab.engine.core import Json
 from lab.evidence.records.layout import REPORT_HTML, REPORT_MD
 from lab.evidence.report.explore_report import exploration_section
 from lab.evidence.report.html import render_html

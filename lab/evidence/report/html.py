@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lab.engine.trace import Json
+from lab.engine.core import Json
 from lab.evidence.report.html_explore import exploration_html
 from lab.evidence.report.html_kit import STYLE, badge, esc, outcome_badge, token
 from lab.evidence.report.report import race_caption

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from html import escape
 
-from lab.engine.run import ActorEnd
+from lab.engine.core import ActorEnd
 from lab.evidence.report.timeline import build_strip, runs
 from lab.scenarios.results import NOT_RUN
 

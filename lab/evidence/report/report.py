@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from lab.engine.trace import Json
+from lab.engine.core import Json
 from lab.evidence.report.mermaid import sequence_diagram
 from lab.scenarios.loader import BrokenScenario
 from lab.scenarios.runner import ScenarioResult, Verdict

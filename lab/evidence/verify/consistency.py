@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from lab.engine.trace import TraceEvent
+from lab.engine.core import TraceEvent
 from lab.evidence.records.findings import Problem
 from lab.evidence.records.layout import (
     AUDIT,

@@ -16,8 +16,8 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lab.engine.run import BlockedActor
-from lab.engine.trace import TraceEvent
+from lab.engine.core import BlockedActor
+from lab.engine.core import TraceEvent
 from lab.evidence.records.findings import Problem
 from lab.evidence.records.layout import REPORT_HTML, REPORT_MD, RUN
 from lab.evidence.records.safefs import printable

@@ -11,7 +11,7 @@ import contextlib
 import subprocess
 from pathlib import Path
 
-from lab.engine.trace import Json
+from lab.engine.core import Json
 
 _TIMEOUT_SECONDS = 10.0
 

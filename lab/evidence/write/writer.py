@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from lab import __version__
-from lab.engine.trace import encode_trace
+from lab.engine.core import encode_trace
 from lab.errors import EvidenceError, UsageError
 from lab.evidence.records import sources as source_files
 from lab.evidence.records.exploration import plan_exploration

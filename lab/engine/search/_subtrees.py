@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from lab.engine.footprint import Footprint
+from lab.engine.core._footprint import Footprint
 from lab.errors import UsageError
 
 

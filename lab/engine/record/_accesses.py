@@ -1,7 +1,7 @@
 # size: grown by accretion: the object walk that labels state (_Walk, _children, _key_of) should leave the hooks
 """What the instrumented code calls: every read and write of shared state, recorded by object identity as it runs.
 
-The modules under test are rewritten (see :mod:`lab.engine.instrument`) so that each attribute, subscript, global,
+The modules under test are rewritten (see :mod:`lab.engine.record._rewriter`) so that each attribute, subscript, global,
 closure-cell access and each call goes through one of the small functions of :class:`ModuleRuntime`. While a run is
 being recorded, each of them:
 
@@ -51,8 +51,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from lab import hooks
-from lab.engine.footprint import ANY_KEY, EVERYTHING, Entry
-from lab.engine.scheduler import Scheduler
+from lab.engine.core._footprint import ANY_KEY, EVERYTHING, Entry
+from lab.engine.core._scheduler import Scheduler
 
 _IMMUTABLE: frozenset[type] = frozenset(
     {

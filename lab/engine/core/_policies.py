@@ -1,15 +1,15 @@
 """The scheduler's one decision, made pluggable: what a policy sees when it must choose, and the default policy.
 
 A policy names the actor that runs next at each scheduling point. The default keeps the current actor running; a
-replay follows a recorded schedule (:class:`lab.engine.schedule.ReplayPolicy`); the explorer steers each run down a
-branch of its search (:mod:`lab.engine.explorer`).
+replay follows a recorded schedule (:class:`lab.engine.core._schedule.ReplayPolicy`); the explorer steers each run
+down a branch of its search (:mod:`lab.engine.search._explorer`).
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from lab.engine.footprint import Footprint
+from lab.engine.core._footprint import Footprint
 
 
 class RunView(Protocol):

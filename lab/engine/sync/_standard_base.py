@@ -1,8 +1,9 @@
 """What the standard library's stand-ins share: the genuine articles, the active run, deterministic names, waiting.
 
-One part of the stand-ins :mod:`lab.engine.standard` installs for a run (see its docstring for what they do and
-why); the families live beside it: :mod:`lab.engine.standard_locks`, :mod:`lab.engine.standard_events`,
-:mod:`lab.engine.standard_semaphores` and :mod:`lab.engine.standard_queues`. Only those modules use this one.
+One part of the stand-ins :mod:`lab.engine.sync._standard` installs for a run (see its docstring for what they do and
+why); the families live beside it: :mod:`lab.engine.sync._standard_locks`, :mod:`lab.engine.sync._standard_events`,
+:mod:`lab.engine.sync._standard_semaphores` and :mod:`lab.engine.sync._standard_queues`. Only those modules use this
+one.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from lab.engine.footprint import Footprint, writes
-from lab.engine.scheduler import Scheduler
+from lab.engine.core._footprint import Footprint, writes
+from lab.engine.core._scheduler import Scheduler
 
 # The genuine articles, captured at import (before any run can have replaced them).
 _REAL_ALLOCATE_LOCK = _thread.allocate_lock
@@ -41,7 +42,7 @@ _REAL_THREAD_START = threading.Thread.start
 _UNDER_TEST = ("lab.sessions", "lab.mutants")
 """Lab modules that are code under study, not machinery: they get stand-ins like a learner's code."""
 
-_CALLS_ON_BEHALF = frozenset({"lab.engine.accesses"})
+_CALLS_ON_BEHALF = frozenset({"lab.engine.record._accesses"})
 """Lab modules that call a factory on behalf of the program (the instrumented code's runtime)."""
 
 _CLOCK_WRITE: Footprint = writes("clock", "virtual")
@@ -126,7 +127,8 @@ def _new_name(label: str) -> str:
 def _caller_keeps_real(depth: int) -> bool:
     """True outside a run, or when the code calling (``depth`` frames up) is the standard library's or the lab's.
 
-    The runtime of instrumented modules (:mod:`lab.engine.accesses`) calls on the program's behalf: look past it.
+    The runtime of instrumented modules (:mod:`lab.engine.record._accesses`) calls on the program's behalf: look past
+    it.
     """
     if _ACTIVE is None:
         return True

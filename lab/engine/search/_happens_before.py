@@ -19,7 +19,7 @@ from array import array
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from lab.engine.footprint import ANY_KEY, Footprint
+from lab.engine.core._footprint import ANY_KEY, Footprint
 
 _Summary = tuple[frozenset[str], frozenset[str], bool, dict[str, tuple[tuple[str, str], ...]]]
 """What a footprint touches, by thing: the things (never ``*`` or ``probe``), those it writes, whether it may touch

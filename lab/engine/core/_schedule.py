@@ -30,8 +30,8 @@ import string
 from collections.abc import Sequence
 from functools import lru_cache
 
-from lab.engine.policies import DecisionPoint
-from lab.engine.run import Decision
+from lab.engine.core._policies import DecisionPoint
+from lab.engine.core._run import Decision
 from lab.errors import ReplayDivergedError, UsageError
 
 _DIGITS = string.digits + string.ascii_lowercase

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lab.engine.explorer import Execution, RunOnce
-from lab.engine.policies import DecisionPoint
-from lab.engine.run import RunStatus
-from lab.engine.schedule import schedule_string
-from lab.engine.search.driver import Judge
+from lab.engine.core._policies import DecisionPoint
+from lab.engine.core._run import RunStatus
+from lab.engine.core._schedule import schedule_string
+from lab.engine.search._driver import Judge
+from lab.engine.search._explorer import Execution, RunOnce
 
 DEFAULT_TRIES = 60
 

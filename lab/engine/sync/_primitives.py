@@ -1,4 +1,4 @@
-"""Latches, events, barriers and locks that the scheduler can see (probe holds are in :mod:`lab.engine.probes`).
+"""Latches, events, barriers and locks that the scheduler can see (probe holds are in :mod:`lab.engine.sync._probes`).
 
 Under a run, each operation is a scheduling point: the scheduler may switch actors before it, records it in the
 trace, and parks an actor that must wait instead of letting the operating system decide who wakes. Called from a
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import threading
 
-from lab.engine.footprint import EVERYTHING, Footprint, writes
-from lab.engine.scheduler import Scheduler
+from lab.engine.core._footprint import EVERYTHING, Footprint, writes
+from lab.engine.core._scheduler import Scheduler
 from lab.errors import ScheduleError, UsageError
 
 
@@ -33,7 +33,7 @@ class _Primitive:
 class Latch(_Primitive):
     """A count-down latch (Java's CountDownLatch): ``wait()`` returns once ``count_down()`` ran ``count`` times.
 
-    >>> from lab.engine.scheduler import Scheduler
+    >>> from lab.engine.core._scheduler import Scheduler
     >>> latch = Latch(Scheduler(), "fast-committed", 1)
     >>> latch
     <Latch fast-committed 1 left>

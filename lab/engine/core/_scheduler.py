@@ -10,9 +10,9 @@ Because the order of every shared-state step is decided here, and recorded, the 
 scenario and the policy. When no actor can run and some have not finished, the run stops at once with a report
 of who waits for what; a watchdog catches the one thing the scheduler cannot see, an actor blocked outside the lab.
 
-The scheduler keeps no one else's books: what each step touched goes to a :class:`lab.engine.steps.StepObserver`,
-the values a run produces are in :mod:`lab.engine.run`, the policies in :mod:`lab.engine.policies`, and the pooled
-actor threads in :mod:`lab.engine.pool`.
+The scheduler keeps no one else's books: what each step touched goes to a :class:`lab.engine.core._steps.StepObserver`,
+the values a run produces are in :mod:`lab.engine.core._run`, the policies in :mod:`lab.engine.core._policies`, and
+the pooled actor threads in :mod:`lab.engine.core._pool`.
 
 Over 300 lines: one class, the whole life of a run (points, handoffs, blocking, stopping), clearer read in one place.
 """
@@ -33,12 +33,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from lab.engine.footprint import EVERYTHING, NOTHING, Entry, Footprint
-from lab.engine.policies import DecisionPoint, KeepCurrent, Policy
-from lab.engine.pool import ACTOR_POOL, ThreadState
-from lab.engine.run import ActorEnd, BlockedActor, Decision, RunResult, RunStatus, Waiting
-from lab.engine.steps import StepLog
-from lab.engine.trace import Json, TraceEvent
+from lab.engine.core._footprint import EVERYTHING, NOTHING, Entry, Footprint
+from lab.engine.core._policies import DecisionPoint, KeepCurrent, Policy
+from lab.engine.core._pool import ACTOR_POOL, ThreadState
+from lab.engine.core._run import ActorEnd, BlockedActor, Decision, RunResult, RunStatus, Waiting
+from lab.engine.core._steps import StepLog
+from lab.engine.core._trace import Json, TraceEvent
 from lab.errors import UsageError
 
 DEFAULT_WATCHDOG_SECONDS = 10.0
@@ -408,7 +408,7 @@ class Scheduler:
         actor.state = _State.RUNNABLE
         actor.waiting = None
 
-    # -- what a decision point shows the policy (see lab.engine.policies.RunView) ---------------------------------
+    # -- what a decision point shows the policy (see lab.engine.core._policies.RunView)
 
     def pending_footprints(self) -> dict[str, Footprint]:
         """The pending footprint of every actor that has not finished, by name."""

@@ -3,9 +3,9 @@ and a scenario may hold an actor there until a latch opens (or count a latch dow
 
 from __future__ import annotations
 
-from lab.engine.footprint import EVERYTHING, NOTHING
-from lab.engine.primitives import Latch, _LatchOpen
-from lab.engine.scheduler import Scheduler
+from lab.engine.core._footprint import EVERYTHING, NOTHING
+from lab.engine.core._scheduler import Scheduler
+from lab.engine.sync._primitives import Latch, _LatchOpen
 from lab.errors import ScenarioError
 
 

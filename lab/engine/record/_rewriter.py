@@ -7,7 +7,8 @@ Python does not expose. Guessing them from the source text (``self.<name>``) is 
 to globals, closures, containers passed as arguments, nested objects and helpers in other modules. So the lab does
 what pytest does for ``assert``: it parses each module under test, rewrites the bodies of its functions so that
 attribute and subscript accesses, global and closure-variable accesses and calls go through
-:class:`lab.engine.accesses.ModuleRuntime`, compiles the result with the module's own file name and line numbers,
+:class:`lab.engine.record._accesses.ModuleRuntime`, compiles the result with the module's own file name and line
+numbers,
 and swaps the new code objects into the module's existing functions (``function.__code__``) for the duration of a
 run. Classes, instances and imports stay exactly the ones the program already holds; only the bodies change, and
 outside a recorded run the rewritten code behaves like the original.
@@ -47,7 +48,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from lab.engine.accesses import ModuleRuntime
+from lab.engine.record._accesses import ModuleRuntime
 from lab.errors import ScenarioError
 
 RUNTIME_NAME = "__lab_runtime__"

@@ -1,10 +1,11 @@
 # size: the coordinator and its workers share one wire format (_Encoder, _Decoder), kept beside both
 """All cores, one answer: worker processes run parts of the search ahead of time; the search itself stays one.
 
-The coordinator runs the one-process search (:class:`lab.engine.explorer.Explorer`) unchanged: the same nodes, the
-same wakeup trees and sleep sets, the same races planned in the same order. What it spreads over processes is the
+The coordinator runs the one-process search (:class:`lab.engine.search._explorer.Explorer`) unchanged: the same nodes,
+the same wakeup trees and sleep sets, the same races planned in the same order. What it spreads over processes is the
 expensive part, running schedules. Whenever a worker is idle, the coordinator hands it a branch the search has
-planned but not begun (the shallowest one: the search reaches it last), as a :class:`lab.engine.subtrees.Subtree`,
+planned but not begun (the shallowest one: the search reaches it last), as a
+:class:`lab.engine.search._subtrees.Subtree`,
 with the sleep sets the search will have there. The worker explores that subtree exactly as the whole search would,
 and sends back every run it made, with what each decision point showed.
 
@@ -42,12 +43,12 @@ from multiprocessing.process import BaseProcess
 from types import TracebackType
 from typing import Any
 
-from lab.engine.explorer import Explorer, Recording, Shown, run_class
-from lab.engine.footprint import Footprint
-from lab.engine.policies import DecisionPoint, Policy
-from lab.engine.run import Decision, RunResult, RunStatus
-from lab.engine.schedule import schedule_string
-from lab.engine.subtrees import Subtree
+from lab.engine.core._footprint import Footprint
+from lab.engine.core._policies import DecisionPoint, Policy
+from lab.engine.core._run import Decision, RunResult, RunStatus
+from lab.engine.core._schedule import schedule_string
+from lab.engine.search._explorer import Explorer, Recording, Shown, run_class
+from lab.engine.search._subtrees import Subtree
 
 _REST = 8
 """Runs to wait, after finding no branch to give an idle worker, before looking again (looking costs a walk of the

@@ -1,4 +1,5 @@
-"""Stand-ins for ``threading.Semaphore``, ``BoundedSemaphore`` and ``Barrier`` (see :mod:`lab.engine.standard`)."""
+"""Stand-ins for ``threading.Semaphore``, ``BoundedSemaphore`` and ``Barrier`` (see
+:mod:`lab.engine.sync._standard`)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from lab.engine.footprint import writes
-from lab.engine.standard_base import (
+from lab.engine.core._footprint import writes
+from lab.engine.sync._standard_base import (
     _REAL_BARRIER,
     _REAL_BOUNDED_SEMAPHORE,
     _REAL_SEMAPHORE,

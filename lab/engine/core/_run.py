@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import NamedTuple, Protocol
 
-from lab.engine.footprint import Entry, Footprint
-from lab.engine.trace import TraceEvent
+from lab.engine.core._footprint import Entry, Footprint
+from lab.engine.core._trace import TraceEvent
 
 
 class RunStatus(StrEnum):

@@ -80,8 +80,8 @@ from itertools import accumulate, chain, compress, groupby
 from operator import attrgetter, itemgetter
 from typing import cast
 
-from lab.engine.footprint import ANY_KEY, Entry, Footprint, describe_entry, entries_conflict
-from lab.engine.run import Access, Decision, RunResult, RunStatus
+from lab.engine.core._footprint import ANY_KEY, Entry, Footprint, describe_entry, entries_conflict
+from lab.engine.core._run import Access, Decision, RunResult, RunStatus
 
 _SYNC_KINDS = frozenset({"latch", "event", "barrier", "lock", "condition", "semaphore", "queue"})
 FINER = {"probe": "line", "line": "instruction"}

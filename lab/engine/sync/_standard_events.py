@@ -1,4 +1,4 @@
-"""Stand-ins for ``threading.Condition`` and ``threading.Event`` (see :mod:`lab.engine.standard`)."""
+"""Stand-ins for ``threading.Condition`` and ``threading.Event`` (see :mod:`lab.engine.sync._standard`)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from lab.engine.footprint import writes
-from lab.engine.standard_base import (
+from lab.engine.core._footprint import writes
+from lab.engine.sync._standard_base import (
     _REAL_ALLOCATE_LOCK,
     _REAL_CONDITION,
     _REAL_EVENT,
@@ -19,7 +19,7 @@ from lab.engine.standard_base import (
     _touch,
     _wait,
 )
-from lab.engine.standard_locks import RLock, _StandInLock
+from lab.engine.sync._standard_locks import RLock, _StandInLock
 
 
 class Condition(_REAL_CONDITION):

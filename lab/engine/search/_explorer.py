@@ -6,7 +6,7 @@ policy that follows a prefix of earlier choices and then picks defaults. After e
 which earlier choice to revisit, depth first, until no choice is left.
 
 Two reductions keep the count small without losing an outcome (given honest footprints, see
-:mod:`lab.engine.footprint`):
+:mod:`lab.engine.core._footprint`):
 
 - **Optimal dynamic partial-order reduction** (Abdulla, Aronis, Jonsson and Sagonas, "Optimal Dynamic Partial Order
   Reduction", POPL 2014): after each run, every *race* -- two conflicting steps of different actors, the second
@@ -36,15 +36,15 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lab.engine.parallel import Speculation
+    from lab.engine.search._parallel import Speculation
 
-from lab.engine.footprint import Footprint, conflict
-from lab.engine.interleavings import History, class_of, shared_things
-from lab.engine.policies import DecisionPoint
-from lab.engine.policies import Policy as DecisionPolicy
-from lab.engine.run import Decision, RunResult, RunStatus
-from lab.engine.schedule import parse_schedule, schedule_length, schedule_string
-from lab.engine.subtrees import Branch, Subtree
+from lab.engine.core._footprint import Footprint, conflict
+from lab.engine.core._policies import DecisionPoint
+from lab.engine.core._policies import Policy as DecisionPolicy
+from lab.engine.core._run import Decision, RunResult, RunStatus
+from lab.engine.core._schedule import parse_schedule, schedule_length, schedule_string
+from lab.engine.search._happens_before import History, class_of, shared_things
+from lab.engine.search._subtrees import Branch, Subtree
 from lab.errors import ScheduleError, UsageError
 
 DEFAULT_MAX_SCHEDULES = 20_000
@@ -235,12 +235,12 @@ class Explorer:
         """Run every schedule that matters (or until the budget) and tally the outcomes.
 
         With ``jobs`` above one, worker processes run parts of the tree ahead of time and this process takes their
-        runs wherever its own search would have made the same choices (:mod:`lab.engine.parallel`): the search,
+        runs wherever its own search would have made the same choices (:mod:`lab.engine.search._parallel`): the search,
         hence everything it reports, is the one-process search, whatever the number of processes. ``done`` are
-        runs other machines made (:func:`lab.engine.parallel.explore_work`), taken the same way.
+        runs other machines made (:func:`lab.engine.search._parallel.explore_work`), taken the same way.
         """
         if self._jobs > 1 or done:
-            from lab.engine.parallel import FORKS, Speculation  # here: parallel imports this module
+            from lab.engine.search._parallel import FORKS, Speculation  # here: parallel imports this module
 
             with Speculation(self, self._jobs - 1 if FORKS else 0, done) as speculation:
                 return self._search(speculation=speculation)

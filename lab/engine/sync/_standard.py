@@ -1,8 +1,9 @@
 """Scheduler-aware stand-ins for the standard library's primitives, installed for the length of one run.
 
 This module installs them and makes time virtual; the stand-ins themselves live by family in
-:mod:`lab.engine.standard_locks`, :mod:`lab.engine.standard_events`, :mod:`lab.engine.standard_semaphores` and
-:mod:`lab.engine.standard_queues`, on what they share in :mod:`lab.engine.standard_base`.
+:mod:`lab.engine.sync._standard_locks`, :mod:`lab.engine.sync._standard_events`,
+:mod:`lab.engine.sync._standard_semaphores` and
+:mod:`lab.engine.sync._standard_queues`, on what they share in :mod:`lab.engine.sync._standard_base`.
 
 Why: the scheduler runs one actor at a time and passes a baton only at scheduling points. Code under test that takes
 a plain ``threading.Lock`` (or waits on a ``threading.Event``, a ``queue.Queue``, or sleeps) blocks its *thread*,
@@ -21,7 +22,7 @@ the run) it behaves like the real primitive: the blocking, return values and err
 library's own (the classes subclass the real ones, the locks wrap real locks). So is a misuse, from any thread: a
 ``ValueError`` or ``RuntimeError`` as the real primitive raises, outside the lab's ``LabError`` tree on purpose,
 since the code under test was written against the standard library. One deliberate difference,
-shared with :class:`lab.engine.primitives.LabLock`: a non-actor that would wait *forever* for a lock held by an
+shared with :class:`lab.engine.sync._primitives.LabLock`: a non-actor that would wait *forever* for a lock held by an
 actor gets a :class:`~lab.errors.ScheduleError` instead, since that actor is parked or gone and never releases it.
 
 Who gets a stand-in: code outside the standard library and outside the lab's machinery. A factory called from a
@@ -68,8 +69,8 @@ import types
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from lab.engine.scheduler import Scheduler
-from lab.engine.standard_base import (
+from lab.engine.core._scheduler import Scheduler
+from lab.engine.sync._standard_base import (
     _CALLS_ON_BEHALF,
     _CLOCK_READ,
     _CLOCK_WRITE,
@@ -88,10 +89,10 @@ from lab.engine.standard_base import (
     _Run,
     _wait,
 )
-from lab.engine.standard_events import Condition, Event
-from lab.engine.standard_locks import Lock, RLock
-from lab.engine.standard_queues import LifoQueue, PriorityQueue, Queue, SimpleQueue
-from lab.engine.standard_semaphores import Barrier, BoundedSemaphore, Semaphore
+from lab.engine.sync._standard_events import Condition, Event
+from lab.engine.sync._standard_locks import Lock, RLock
+from lab.engine.sync._standard_queues import LifoQueue, PriorityQueue, Queue, SimpleQueue
+from lab.engine.sync._standard_semaphores import Barrier, BoundedSemaphore, Semaphore
 from lab.errors import ScheduleError
 
 # -- factories -----------------------------------------------------------------------------------------------------

@@ -3,8 +3,8 @@
 The scheduler decides who runs; it does not keep the explorer's books. At each decision it tells a
 :class:`StepObserver` that a step begins, and it forwards what primitives and the instrumented code report while the
 step runs. :class:`StepLog`, the observer every run has, keeps one footprint per step (the explorer's happens-before
-and races, :attr:`lab.engine.run.RunResult.step_footprints`) and every access with its place and locks (the
-atomicity check and the explanation of a counterexample, :attr:`lab.engine.run.RunResult.accesses`).
+and races, :attr:`lab.engine.core._run.RunResult.step_footprints`) and every access with its place and locks (the
+atomicity check and the explanation of a counterexample, :attr:`lab.engine.core._run.RunResult.accesses`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 from itertools import repeat
 from typing import Protocol
 
-from lab.engine.footprint import Entry, Footprint
-from lab.engine.run import Access
+from lab.engine.core._footprint import Entry, Footprint
+from lab.engine.core._run import Access
 
 _NOTHING: Footprint = frozenset()
 _new_tuple = tuple.__new__  # tuple.__new__(Access, t) is Access._make(t) without its Python frame: hundreds per run
@@ -51,7 +51,8 @@ class StepLog:
 
     Its running-step fields are public for one reason: the instrumented code records hundreds of accesses a run,
     and at line granularity on Python 3.11 every Python call it makes costs a trace event, so
-    :meth:`lab.engine.accesses.Recording.access` appends to ``current`` and ``log`` itself (what :meth:`accessed`
+    :meth:`lab.engine.record._accesses.Recording.access` appends to ``current`` and ``log`` itself (what
+    :meth:`accessed`
     does), without a call, and the scheduler opens each step itself (what :meth:`step` does). Nothing else writes
     them.
     """

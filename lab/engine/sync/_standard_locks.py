@@ -1,13 +1,13 @@
-"""Stand-ins for ``threading.Lock`` and ``threading.RLock`` (see :mod:`lab.engine.standard`)."""
+"""Stand-ins for ``threading.Lock`` and ``threading.RLock`` (see :mod:`lab.engine.sync._standard`)."""
 
 from __future__ import annotations
 
 import threading
 from typing import Any, ClassVar
 
-from lab.engine.footprint import writes
-from lab.engine.scheduler import Scheduler
-from lab.engine.standard_base import _REAL_ALLOCATE_LOCK, _REAL_RLOCK, _acting, _new_name, _Run, _timed, _wait
+from lab.engine.core._footprint import writes
+from lab.engine.core._scheduler import Scheduler
+from lab.engine.sync._standard_base import _REAL_ALLOCATE_LOCK, _REAL_RLOCK, _acting, _new_name, _Run, _timed, _wait
 from lab.errors import ScheduleError
 
 
@@ -40,7 +40,7 @@ class _StandInLock:
             return got
         run, me = acting
         if not blocking and timeout != -1:
-            # The standard library's error, outside the LabError tree on purpose (see lab.engine.standard).
+            # The standard library's error, outside the LabError tree on purpose (see lab.engine.sync._standard).
             raise ValueError("can't specify a timeout for a non-blocking call")
         if timeout < 0 and timeout != -1:
             raise ValueError("timeout value must be positive")
@@ -81,7 +81,7 @@ class _StandInLock:
         finally:  # a run stopped at this point still frees the lock, so nobody is left holding it
             # given once the release runs, not before its point: there the actor still holds it, and the explorer
             # moves a race whose reversal takes it to the holder's acquisition (a waiter cannot take it there), as
-            # for the lab's own locks (lab.engine.primitives.LabLock.release)
+            # for the lab's own locks (lab.engine.sync._primitives.LabLock.release)
             if last:
                 scheduler.lock_given(self.lab_name)
             self._real_release()

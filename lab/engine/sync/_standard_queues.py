@@ -1,12 +1,13 @@
-"""Stand-ins for ``queue.Queue``, ``LifoQueue``, ``PriorityQueue``, ``SimpleQueue`` (see :mod:`lab.engine.standard`)."""
+"""Stand-ins for ``queue.Queue``, ``LifoQueue``, ``PriorityQueue``, ``SimpleQueue`` (see
+:mod:`lab.engine.sync._standard`)."""
 
 from __future__ import annotations
 
 import queue
 from typing import Any, ClassVar
 
-from lab.engine.footprint import writes
-from lab.engine.standard_base import (
+from lab.engine.core._footprint import writes
+from lab.engine.sync._standard_base import (
     _REAL_LIFO_QUEUE,
     _REAL_PRIORITY_QUEUE,
     _REAL_QUEUE,

@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from lab.engine.explorer import Exploration, NondeterminismError, RunOnce, tally
-from lab.engine.policies import DecisionPoint
-from lab.engine.run import RunResult, RunStatus
+from lab.engine.core._policies import DecisionPoint
+from lab.engine.core._run import RunResult, RunStatus
+from lab.engine.search._explorer import Exploration, NondeterminismError, RunOnce, tally
 
 PREEMPTIONS = "ipb"
 DELAYS = "idb"

@@ -23,9 +23,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator, Sequence
 
-from lab.engine.explorer import Exploration, NondeterminismError, RunOnce, tally
-from lab.engine.policies import DecisionPoint
-from lab.engine.run import RunResult, RunStatus
+from lab.engine.core._policies import DecisionPoint
+from lab.engine.core._run import RunResult, RunStatus
+from lab.engine.search._explorer import Exploration, NondeterminismError, RunOnce, tally
 
 
 def run_random(seed: int, strategy: str, index: int) -> random.Random:

@@ -5,7 +5,8 @@ explorer need not try both (partial-order reduction). Each entry is ``(thing, ke
 
 - ``thing`` names one object: a lab primitive (``lock:s1.lock``, ``latch:fast-committed``), or a piece of the
   program's own state, ``obj:<label>``, where the label identifies one live object of the run (see
-  :mod:`lab.engine.accesses`: objects are told apart by identity, not by the name of the variable that held them);
+  :mod:`lab.engine.record._accesses`: objects are told apart by identity, not by the name of the variable that held
+  them);
 - ``key`` says which part of it: an attribute name, a dictionary key, or ``*`` for "all of it" (a list that was
   appended to, an object handed to code the lab cannot see);
 - ``mode`` is ``r`` or ``w``.
