@@ -17,8 +17,10 @@ from typing import ClassVar
 import pytest
 
 from lab.engine.core import EVERYTHING, Access, Scheduler, conflict, describe_entry, entries_conflict, writes
-from lab.engine.record import InstrumentedModule, instrument_module
-from lab.engine.record._accesses import Recording, _Snapshot, start_recording
+from lab.engine.record import InstrumentedModule, Recording, instrument_module, start_recording
+from lab.engine.record._snapshot import Snapshot, snapshot, unchanged
+from lab.engine.record._syntax import always_bool
+from lab.engine.record._walk import Walk
 
 _SOURCE = """
 import enum
@@ -409,10 +411,8 @@ class TestConflict:
 def test_only_values_that_are_always_a_new_bool_skip_the_whole_read(expression: str, left_out: bool) -> None:
     """``not``, ``is`` and ``in`` give ``True`` or ``False`` whatever their operands: reading such a value whole
     touches nothing, so the rewriting calls no runtime for it; anything that may be another object is still read."""
-    from lab.engine.record._rewriter import _always_bool
-
     node = ast.parse(expression, mode="eval").body
-    assert _always_bool(node) is left_out
+    assert always_bool(node) is left_out
 
 
 class TestTheModulesWalkIsReusedOnlyWhileNothingChanged:
@@ -421,29 +421,23 @@ class TestTheModulesWalkIsReusedOnlyWhileNothingChanged:
     run, by whichever access meets it first, and names that depend on the schedule defeat the reduction."""
 
     @staticmethod
-    def _walked(*roots: object) -> _Snapshot:
-        from lab.engine.record._accesses import _snapshot, _Walk
-
-        walk = _Walk(frozenset({__name__}), snapshot=True)
+    def _walked(*roots: object) -> Snapshot:
+        walk = Walk(frozenset({__name__}), snapshot=True)
         walk.run([(f"root{i}", root) for i, root in enumerate(roots)])
-        return _snapshot(walk.parts)
+        return snapshot(walk.parts)
 
     def test_an_untouched_walk_is_still_valid(self) -> None:
-        from lab.engine.record._accesses import _unchanged
-
         class Shelf:
             items: ClassVar[list[str]] = []
 
         registry = {"a": [1], "shelf": Shelf}
-        assert _unchanged(self._walked(registry))
+        assert unchanged(self._walked(registry))
 
     @pytest.mark.parametrize(
         "change",
         ["dict value", "class attribute", "closure cell", "instance attribute", "list", "defaults", "keywords"],
     )
     def test_any_change_of_what_the_walk_went_through_is_seen(self, change: str) -> None:
-        from lab.engine.record._accesses import _unchanged
-
         class Shelf:
             items: ClassVar[list[str]] = []
 
@@ -480,4 +474,4 @@ class TestTheModulesWalkIsReusedOnlyWhileNothingChanged:
             plain.__kwdefaults__ = {"more": []}
         else:
             registry["list"][0] = []  # type: ignore[index]
-        assert not _unchanged(parts), change
+        assert not unchanged(parts), change

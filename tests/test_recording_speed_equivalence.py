@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-import lab.engine.record._accesses as accesses
+import lab.engine.record._active as active
 import lab.scenarios.runner as runner
 from lab.engine.core import Entry, Scheduler
 from lab.engine.record import InstrumentedModule, Recording, instrument_module
@@ -207,4 +207,4 @@ def test_explorations_record_the_same_without_the_shortcuts(
     assert [run.accesses for run in fast] == [run.accesses for run in plain]
     assert [run.step_footprints for run in fast] == [run.step_footprints for run in plain]
     assert [run.decisions for run in fast] == [run.decisions for run in plain]
-    assert accesses._active is None
+    assert active.recording is None

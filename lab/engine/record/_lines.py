@@ -8,7 +8,7 @@ events come from ``sys.monitoring``, enabled on the code objects under test only
 (``tests/test_versions.py`` compares the explorations of every interpreter the machine has).
 
 A line announces "anything" (what it touches is only known once it ran) and executes nothing by itself: the
-accesses it performs are recorded by the instrumented code (:mod:`lab.engine.record._accesses`) as they happen, each
+accesses it performs are recorded by the instrumented code (:mod:`lab.engine.record._runtime`) as they happen, each
 in the step that really performs it -- also when a line such as ``self.count = self._read() + 1`` calls a function whose
 own lines are steps, and the store completes only after the call returned.
 

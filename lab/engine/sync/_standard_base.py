@@ -42,7 +42,7 @@ _REAL_THREAD_START = threading.Thread.start
 _UNDER_TEST = ("lab.sessions", "lab.mutants")
 """Lab modules that are code under study, not machinery: they get stand-ins like a learner's code."""
 
-_CALLS_ON_BEHALF = frozenset({"lab.engine.record._accesses"})
+_CALLS_ON_BEHALF = frozenset({f"lab.engine.record._{name}" for name in ("runtime", "runtime_calls", "lazy", "lookups")})
 """Lab modules that call a factory on behalf of the program (the instrumented code's runtime)."""
 
 _CLOCK_WRITE: Footprint = writes("clock", "virtual")
@@ -127,7 +127,7 @@ def _new_name(label: str) -> str:
 def _caller_keeps_real(depth: int) -> bool:
     """True outside a run, or when the code calling (``depth`` frames up) is the standard library's or the lab's.
 
-    The runtime of instrumented modules (:mod:`lab.engine.record._accesses`) calls on the program's behalf: look past
+    The runtime of instrumented modules (:mod:`lab.engine.record._runtime`) calls on the program's behalf: look past
     it.
     """
     if _ACTIVE is None:

@@ -1,0 +1,95 @@
+"""Label bookkeeping: forgetting the labels of objects that die, and the modules' walk kept across runs.
+
+A label is kept for an object's identity for as long as the object lives (an id may be reused once it dies, and must
+then get a label of its own); the walk of the modules under test is kept per set of modules, with what labelling its
+objects did to an empty recording, so that a run only copies it.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from lab.engine.record._snapshot import Snapshot
+from lab.engine.record._values import CLASS_OR_MODULE
+
+
+def forgetter(
+    labels: dict[int, str],
+    things: dict[int, str],
+    instance_dicts: set[int],
+    weak: dict[int, object],
+    owned: dict[int, dict[str, Any]],
+) -> Callable[[int, object], None]:
+    """The callback of a recording's weak references: the object ``key`` names died, so its id and its attribute
+    dict's may now be another object's, which must get a label of its own (a dict that outlives its owner is
+    labelled again when next met). A label never spells an address: a new object's label depends only on the
+    accesses that met it, never on whether its address was used before.
+
+    A closure over the recording's tables, not a bound method: a bound method in each weak reference's callback
+    would make a cycle of the recording that only the garbage collector, paused during a run, could free.
+    Weakly held, rather than kept alive for the run: a program's ``WeakValueDictionary`` entry must vanish, and its
+    ``__del__`` run, when the program drops its last reference, in the step that drops it, as without the lab.
+    """
+
+    def forget(key: int, _ref: object) -> None:
+        labels.pop(key, None)
+        things.pop(key, None)
+        weak.pop(key, None)
+        attributes = owned.pop(key, None)
+        if attributes is not None:
+            inner = id(attributes)
+            if labels.get(inner) is not None and inner in instance_dicts:
+                labels.pop(inner, None)
+                things.pop(inner, None)
+                instance_dicts.discard(inner)
+
+    return forget
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What labelling a modules' walk's objects did to an empty recording, and the instance dicts it depended on."""
+
+    labels: dict[int, str]
+    things: dict[int, str]
+    instance_dicts: set[int]
+    alive: list[object]
+    owning: tuple[object, ...]
+    """The objects whose type gives them a ``__dict__`` slot..."""
+    dicts: tuple[object, ...]
+    """... and what reading it gave (``None`` for nothing, or no dict): the same objects keep the same labels."""
+
+
+@dataclass
+class ModuleWalk:
+    """The walk of some modules' namespaces, valid while each namespace holds the same names and objects."""
+
+    namespaces: tuple[tuple[tuple[str, ...], tuple[object, ...]], ...]
+    found: list[tuple[object, str]]
+    expanded: dict[int, tuple[int, object]]
+    parts: Snapshot
+    """What the walk read of each object it went through (see :func:`parts_of`)."""
+    kept: Kept | None = None
+    """Labelling ``found`` in an empty recording, worked out once (see :meth:`Recording._keep_kept`)."""
+
+
+def dict_slot(obj: object) -> bool:
+    """Whether ``Recording._keep`` reads ``obj``'s ``__dict__`` (the same test)."""
+    return bool(type(obj).__dictoffset__) and not isinstance(obj, CLASS_OR_MODULE)
+
+
+module_walks: dict[frozenset[str], ModuleWalk] = {}
+
+
+def same_namespaces(
+    old: tuple[tuple[tuple[str, ...], tuple[object, ...]], ...],
+    new: tuple[tuple[tuple[str, ...], tuple[object, ...]], ...],
+) -> bool:
+    """The same names bound to the very same objects (compared without a Python call per name)."""
+    return len(old) == len(new) and all(
+        names == new_names and len(values) == len(new_values) and all(map(operator.is_, values, new_values))
+        for (names, values), (new_names, new_values) in zip(old, new, strict=True)
+    )

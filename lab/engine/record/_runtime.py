@@ -1,0 +1,292 @@
+"""The hot path: the functions the rewritten code calls for every attribute, subscript, whole value and call.
+
+The modules under test are rewritten (see :mod:`lab.engine.record._rewriter`) so that each access goes through one of
+the small functions of :class:`ModuleRuntime`. While a run is being recorded, each of them:
+
+1. at instruction granularity, makes the access a scheduling point (the policy may switch actors right before it);
+2. adds ``(thing, key, mode)`` to the running step's executed footprint, where ``thing`` is a *label* of the
+   object's identity (see :mod:`lab.engine.record._recording`);
+3. logs the access with its file, line and the locks the actor held, for the atomicity check and for explaining
+   counterexamples;
+4. performs the access exactly as the original code would.
+
+The commonest accesses record inline, without a Python call (see StepLog); everything that is a model of its own --
+attribute lookups, calls into code that is not rewritten, lazy objects, deep reads -- lives in its own module.
+Outside a recorded run every function here is a plain pass-through.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+import types
+from collections import defaultdict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import lab.engine.record._active as _active
+from lab.engine.core._footprint import ANY_KEY
+from lab.engine.record._calls import PARTIAL, WRAPPERS, Kind, classify
+from lab.engine.record._deep import DEEP_LEAF, DEEP_LEAF_OF, read_deeply
+from lab.engine.record._lazy import Iteration, use_derived
+from lab.engine.record._lookups import (
+    ALWAYS_PART,
+    CACHED_PART,
+    CLASS_PART,
+    ENUM_CLASSES,
+    METHOD_PART,
+    SUPER_PART,
+    UNLESS_SHADOWED_PART,
+    attribute_owner,
+    class_lookup,
+    class_lookups,
+    forget_classes,
+    opaque_getter,
+    owners,
+    read_super,
+    read_through,
+)
+from lab.engine.record._runtime_calls import recorded_call
+from lab.engine.record._runtime_names import NameRuntime
+from lab.engine.record._values import IMMUTABLE_TYPE, instance_dict, key_text
+
+if TYPE_CHECKING:
+    from lab.engine.record._recording import Recording
+
+
+_INPLACE: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.iadd,
+    "-": operator.isub,
+    "*": operator.imul,
+    "/": operator.itruediv,
+    "//": operator.ifloordiv,
+    "%": operator.imod,
+    "**": operator.ipow,
+    "<<": operator.ilshift,
+    ">>": operator.irshift,
+    "&": operator.iand,
+    "|": operator.ior,
+    "^": operator.ixor,
+    "@": operator.imatmul,
+}
+
+
+class ModuleRuntime(NameRuntime):
+    """The functions one instrumented module calls, bound to its file so each access knows where it happened."""
+
+    slice = builtins.slice
+
+    def ga(self, obj: Any, name: str, line: int) -> Any:
+        """``obj.name``: reads the attribute of this object, and of each class the lookup searches up to the one
+        that defines it (a store to any of them would change what the read finds)."""
+        run = _active.recording
+        if run is not None and not IMMUTABLE_TYPE[type(obj)] and getattr(run.local, "actor", None) is not None:
+            where = (self._file, line)
+            found = owners.get((type(obj), name))
+            owner, part, path = found if found is not None else attribute_owner(obj, name)
+            if part and owner is not obj:
+                if part == METHOD_PART:
+                    # A method looked up: code, not state. (Re-binding a method while another actor calls it is
+                    # not modelled; the call itself records what the method touches.)
+                    return getattr(obj, name)
+                if part == ALWAYS_PART:
+                    descriptor = owner.__dict__[name]
+                    opaque = isinstance(descriptor, property) and opaque_getter(descriptor, run)
+                    return read_through(run, obj, name, path, where, opaque=obj if opaque else None)
+                if part == UNLESS_SHADOWED_PART:
+                    if name not in instance_dict(obj):
+                        return read_through(run, obj, name, path, where)
+                elif part == CLASS_PART:
+                    if type(obj) in ENUM_CLASSES and name in obj._member_map_:
+                        return getattr(obj, name)  # an enum's member: the enum refuses to rebind or delete it
+                    known = class_lookups.get((obj, name))
+                    path = known if known is not None else class_lookup(obj, name)
+                    if path:
+                        return read_through(run, obj, name, path, where)
+                elif part == SUPER_PART:
+                    return read_super(run, obj, name, where)
+                elif part == CACHED_PART and name not in instance_dict(obj):
+                    # cached_property.__get__ (functools' code, not rewritten) runs the getter, then stores what it
+                    # returned in the instance's dict: a getter under test records that store itself, when it
+                    # returns (see InstrumentedModule.install); any other one takes no scheduling point the lab
+                    # knows of, so the store belongs to this step
+                    getter = owner.__dict__[name].func
+                    stores = None if getattr(getter, "records_its_store", False) else obj
+                    return read_through(run, obj, name, path, where, stores=stores)
+                # a slot's value is the instance's state (recorded below); what the class holds is its descriptor
+            # Recording.access inline, for the commonest access of all (see StepLog on why no call)
+            thing = run._things.get(id(obj))
+            steps = run._steps
+            if run.schedules:
+                run.access(obj, name, "r", where)
+            else:
+                if thing is None:
+                    thing = "obj:" + run.label(obj)
+                if not steps.closed:
+                    entry = (thing, name, "r")
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
+            value = getattr(obj, name)
+            if not IMMUTABLE_TYPE[type(value)] and id(value) not in run._labels and not isinstance(value, type):
+                label = run._labels.get(id(obj))
+                run.label(value, f"{label if label is not None else run.label(obj)}.{name}")
+            return value
+        return getattr(obj, name)
+
+    def stored(self, obj: Any, name: str, line: int) -> None:
+        """``obj.__dict__[name]`` is about to be set by code the lab does not rewrite, with no scheduling point
+        before it (``cached_property.__get__`` once the getter returns): a write, in the running step."""
+        run = self._recording()
+        if run is not None and not IMMUTABLE_TYPE[type(obj)]:
+            thing = run._things.get(id(obj)) or "obj:" + run.label(obj)
+            run.scheduler.access((thing, name, "w"), (self._file, line), schedule=False)
+
+    def sa(self, obj: Any, name: str, line: int) -> Any:
+        """Before ``obj.name = ...`` or ``del obj.name``: writes that attribute. Returns ``obj``."""
+        run = _active.recording
+        if run is not None and getattr(run.local, "actor", None) is not None:
+            thing = run._things.get(id(obj))  # Recording.access inline (see StepLog on why no call)
+            steps = run._steps
+            if run.schedules:
+                run.access(obj, name, "w", (self._file, line))
+            else:
+                if thing is None:
+                    thing = "obj:" + run.label(obj)
+                if not steps.closed:
+                    entry = (thing, name, "w")
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
+        if isinstance(obj, type):
+            forget_classes()  # a class attribute may now be found elsewhere in some MRO
+        return obj
+
+    def gi(self, obj: Any, key: Any, line: int) -> Any:
+        """``obj[key]``: reads that key of a dict (a mapping with ``__missing__``, a defaultdict or any subclass of
+        one, may insert it: a write), all of anything else."""
+        run = _active.recording
+        if run is not None and not IMMUTABLE_TYPE[type(obj)] and getattr(run.local, "actor", None) is not None:
+            part = _key_of(obj, key, run)
+            kind = type(obj)
+            mode = "r" if kind is dict or kind is list or getattr(kind, "__missing__", None) is None else "w"
+            run.access(obj, part, mode, (self._file, line))
+            value = obj[key]
+            if not IMMUTABLE_TYPE[type(value)] and id(value) not in run._labels and not isinstance(value, type):
+                run.label(value, f"{run.label(obj)}{part if part != ANY_KEY else '[' + ANY_KEY + ']'}")
+            return value
+        return obj[key]
+
+    def si(self, obj: Any, key: Any, line: int) -> Any:
+        """Before ``obj[key] = ...`` or ``del obj[key]``: writes that key. Returns ``key``."""
+        run = self._recording()
+        if run is not None and not IMMUTABLE_TYPE[type(obj)]:
+            run.access(obj, _key_of(obj, key, run), "w", (self._file, line))
+        return key
+
+    def rv(self, value: Any, line: int) -> Any:
+        """A value read as a whole (iterated, compared, tested for truth, formatted). Returns ``value``."""
+        if IMMUTABLE_TYPE[type(value)]:
+            return value
+        run = _active.recording
+        if run is not None and getattr(run.local, "actor", None) is not None:
+            thing = run._things.get(id(value))  # Recording.access inline (see StepLog on why no call)
+            steps = run._steps
+            if run.schedules:
+                run.access(value, ANY_KEY, "r", (self._file, line))
+            else:
+                if thing is None:
+                    thing = "obj:" + run.label(value)
+                if not steps.closed:
+                    entry = (thing, ANY_KEY, "r")
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
+            if run._derived:
+                use_derived(run, (value,), (self._file, line))  # ``k in d.keys()``: a read of ``d`` too
+        return value
+
+    def it(self, iterable: Any, line: int) -> Any:
+        """The iterable of a ``for`` loop or of a comprehension's ``for`` clause: ``iter(iterable)``, made at once
+        (where Python's own ``GET_ITER`` runs, raising what it raises). Inside a recorded actor, and unless the
+        iterable cannot change (a tuple, a string, a range), an iterator that records each step of the loop as it
+        is taken (see :class:`Iteration`): a loop reads its container at every iteration, not once at its start,
+        so another actor's write between two iterations (a ``pop`` that makes it skip an item, an insertion that
+        breaks a dict's iteration) conflicts with the loop's next step."""
+        iterator = iter(iterable)
+        run = _active.recording
+        if run is None or IMMUTABLE_TYPE[type(iterable)] or getattr(run.local, "actor", None) is None:
+            return iterator
+        return Iteration(run, iterable, iterator, (self._file, line))
+
+    def rd(self, value: Any, line: int) -> Any:
+        """A value Python reads deeply: compared (``==``, ``<``, ``in``: containers compare their elements) or
+        formatted (an f-string formats a container's elements). Reads ``value`` and everything
+        :func:`deep_entries` finds in it. Returns ``value``."""
+        kind = type(value)
+        if DEEP_LEAF[kind]:
+            return value
+        run = _active.recording
+        if run is None or getattr(run.local, "actor", None) is None:
+            return value
+        if (kind is tuple or kind is frozenset) and all(map(DEEP_LEAF_OF, map(type, value))):
+            return value  # strings, numbers, enum members, told without a Python call per item
+        read_deeply(run, (value,), (self._file, line))
+        return value
+
+    def cm(self, manager: Any, line: int) -> Any:
+        """A ``with`` item: a context manager the lab cannot see writes itself on entry and exit."""
+        run = self._recording()
+        if run is not None and not run._is_lab_object(manager):
+            enter = getattr(type(manager), "__enter__", None)
+            if getattr(enter, "__code__", None) not in run._instrumented:
+                run.access(manager, ANY_KEY, "w", (self._file, line))
+        return manager
+
+    def iop(self, op: str, left: Any, right: Any, line: int) -> Any:
+        """``left op= right``: in place for mutable values (a write of ``left``), reading ``right``."""
+        run = self._recording()
+        if run is not None:
+            where = (self._file, line)
+            if not IMMUTABLE_TYPE[type(right)]:
+                run.access(right, ANY_KEY, "r", where)
+            if not IMMUTABLE_TYPE[type(left)]:
+                run.access(left, ANY_KEY, "w", where)
+        return _INPLACE[op](left, right)
+
+    def call(self, line: int, f: Any, /, *args: Any, **kwargs: Any) -> Any:
+        """``f(*args, **kwargs)``, recording what a call the lab cannot see into may touch."""
+        run = _active.recording
+        if run is None or getattr(run.local, "actor", None) is None:
+            return f(*args, **kwargs)
+        kind = None  # the usual callees are looked up without a Python call (see kind_key)
+        callee = type(f)
+        if callee is types.MethodType:
+            kind = run._kinds.get(f.__func__)
+        elif callee is types.FunctionType:
+            kind = run._kinds.get(f)
+        elif callee is types.BuiltinFunctionType:
+            owner = f.__self__
+            kind = run._kinds.get(f if owner is None or type(owner) is types.ModuleType else (type(owner), f.__name__))
+        elif callee in WRAPPERS:
+            kind = run._kinds.get((callee, getattr(f, "__name__", "")))
+        elif isinstance(f, type):
+            kind = run._kinds.get(f)
+        else:  # a callable object: classified by its type
+            if callee is PARTIAL or (isinstance(f, PARTIAL) and callee.__call__ is PARTIAL.__call__):
+                # calling a partial is calling its function with its arguments and keywords first: charged so
+                return self.call(line, f.func, *f.args, *args, **{**f.keywords, **kwargs})
+            kind = run._kinds.get(callee)
+        if kind is None:
+            kind = classify(run, f)
+        if kind == Kind.TRANSPARENT:
+            return f(*args, **kwargs)
+        return recorded_call(self, run, line, kind, f, args, kwargs)
+
+
+def _key_of(container: object, key: object, run: Recording) -> str:
+    """The part of ``container`` that ``container[key]`` touches: one key of a dict, all of anything else; for an
+    object's ``__dict__``, the attribute of that name."""
+    if id(container) in run._instance_dicts:
+        return key if type(key) is str else ANY_KEY
+    if type(container) is dict or type(container) is defaultdict:
+        text = key_text(key)
+        return text if text == ANY_KEY else f"[{text}]"
+    return ANY_KEY

@@ -1,0 +1,170 @@
+"""The recorded path of a call the lab cannot see into: what :meth:`ModuleRuntime.call` charges once it knows the
+callee is not code under test.
+
+By the callee's kind (:mod:`lab.engine.record._calls`): a C function that reads charges a read of each argument; a
+built-in's method a read or write of its receiver; ``getattr`` and friends the one attribute they name; anything else
+a write of everything it is handed, held open for as long as it runs (:meth:`Scheduler.enter_opaque`), because its
+reads and writes straddle whatever steps it lets other actors take.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import TYPE_CHECKING, Any
+
+from lab.engine.core._footprint import ANY_KEY, Entry
+from lab.engine.record._calls import CARRIERS, PLAIN_CALLEES, Kind, module_state, passed_entries
+from lab.engine.record._deep import (
+    DEEP_METHODS_BY_NAME,
+    DEEP_READERS,
+    deep_arguments,
+    deep_entries,
+    read_arguments_deeply,
+)
+from lab.engine.record._lazy import LAZY_KIND, derive, lazy_call
+from lab.engine.record._lookups import forget_classes
+from lab.engine.record._values import CLASS_OR_MODULE, IMMUTABLE_TYPE
+
+if TYPE_CHECKING:
+    from lab.engine.record._recording import Recording
+    from lab.engine.record._runtime import ModuleRuntime
+
+
+def recorded_call(
+    runtime: ModuleRuntime,
+    run: Recording,
+    line: int,
+    kind: int,
+    f: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
+    """``f(*args, **kwargs)`` for a callee of ``kind`` (not ``TRANSPARENT``), in a recorded run: what the call may
+    touch recorded before it runs, as :mod:`lab.engine.record._calls` classifies it."""
+    where = (runtime._file, line)
+    # Recording.access inline below, for labelled values (see StepLog on why no call)
+    things, steps = run._things, run._steps
+    if kind == Kind.READS:
+        for value in (*args, *kwargs.values()) if kwargs else args:
+            if type(value) in CARRIERS:  # a callable passed along: the callee may call it
+                for entry in passed_entries(run, value):
+                    run.note(entry, where)
+            elif not IMMUTABLE_TYPE[type(value)] and not isinstance(value, CLASS_OR_MODULE):
+                thing = things.get(id(value))
+                if run.schedules:
+                    run.access(value, ANY_KEY, "r", where)
+                else:
+                    if thing is None:
+                        thing = "obj:" + run.label(value)
+                    if not steps.closed:
+                        entry = (thing, ANY_KEY, "r")
+                        steps.current.add(entry)
+                        steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
+        if id(f) in DEEP_READERS:  # repr, sorted, hash...: read what their arguments hold, too
+            read_arguments_deeply(run, (*args, *kwargs.values()), where)
+        if run._derived:
+            return lazy_call(run, f, args, kwargs, (*args, *kwargs.values()) if kwargs else args, where)
+        result = f(*args, **kwargs)
+        if LAZY_KIND[type(result)]:
+            derive(run, result, (*args, *kwargs.values()) if kwargs else args)
+        return result
+    receiver = getattr(f, "__self__", None)
+    if kind != Kind.OPAQUE:  # a method of a built-in type, that reads or writes its receiver
+        others = args
+        if receiver is None or isinstance(receiver, CLASS_OR_MODULE):
+            receiver, others = (args[0], args[1:]) if args else (None, ())
+        for value in (*others, *kwargs.values()) if kwargs else others:
+            if type(value) in CARRIERS:  # a callable passed along: the callee may call it
+                for entry in passed_entries(run, value):
+                    run.note(entry, where)
+            elif not IMMUTABLE_TYPE[type(value)]:
+                thing = things.get(id(value))
+                if run.schedules:
+                    run.access(value, ANY_KEY, "r", where)
+                else:
+                    if thing is None:
+                        thing = "obj:" + run.label(value)
+                    if not steps.closed:
+                        entry = (thing, ANY_KEY, "r")
+                        steps.current.add(entry)
+                        steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
+        if receiver is not None and not IMMUTABLE_TYPE[type(receiver)]:
+            mode = "w" if kind == Kind.METHOD_WRITES else "r"
+            thing = things.get(id(receiver))
+            if run.schedules:
+                run.access(receiver, ANY_KEY, mode, where)
+            else:
+                if thing is None:
+                    thing = "obj:" + run.label(receiver)
+                if not steps.closed:
+                    entry = (thing, ANY_KEY, mode)
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
+        if getattr(f, "__name__", None) in DEEP_METHODS_BY_NAME:  # compares or formats what it is given
+            read_arguments_deeply(run, (receiver, *others, *kwargs.values()), where)
+        used = (receiver, *others, *kwargs.values()) if kwargs else (receiver, *others)
+        if run._derived:
+            return lazy_call(run, f, args, kwargs, used, where)
+        result = f(*args, **kwargs)
+        if LAZY_KIND[type(result)]:
+            derive(run, result, used)
+        return result
+    # getattr and the like are classified opaque (none is a pure built-in): by name, they touch one attribute
+    by_name = f is builtins.getattr or f is builtins.hasattr or f is builtins.setattr or f is builtins.delattr
+    if by_name and len(args) >= 2 and type(args[1]) is str and not IMMUTABLE_TYPE[type(args[0])]:
+        if f is builtins.getattr or f is builtins.hasattr:
+            try:  # the lookup ``obj.name`` makes, and reads, whoever spells it
+                value = runtime.ga(args[0], args[1], line)
+            except AttributeError:
+                if f is builtins.hasattr:
+                    return False
+                if len(args) > 2:
+                    return args[2]
+                raise
+            return True if f is builtins.hasattr else value
+        run.access(args[0], args[1], "w", where)
+        if isinstance(args[0], type):
+            forget_classes()  # as in sa
+        return f(*args, **kwargs)
+    return opaque_call(run, f, receiver, args, kwargs, where)
+
+
+def opaque_call(
+    run: Recording,
+    f: Any,
+    receiver: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    where: tuple[str, int],
+) -> Any:
+    """A call of code the lab cannot see: a write of everything it is handed (and of its module's state), held
+    open for as long as it runs."""
+    touched: list[Entry] = []
+    for value in (receiver, *args, *kwargs.values()):
+        if type(value) in CARRIERS:  # a callable passed along: code the lab cannot see may do anything to it
+            touched.extend((thing, key, "w") for thing, key, _mode in passed_entries(run, value))
+        elif value is not None and not IMMUTABLE_TYPE[type(value)]:
+            touched.append(("obj:" + run.label(value), ANY_KEY, "w"))
+    if id(f) in DEEP_READERS:  # json.dumps, copy.deepcopy: what the arguments hold is read too
+        touched.extend(deep_entries(run, tuple(deep_arguments((*args, *kwargs.values())))))
+    module = module_state(f)
+    if module is not None:
+        touched.append(module)
+    plain = isinstance(f, PLAIN_CALLEES)
+    if not plain and not IMMUTABLE_TYPE[type(f)]:
+        touched.append(("obj:" + run.label(f), ANY_KEY, "w"))
+    derived = run._derived
+    if derived:  # ``next(iterator)``: what the lazy objects passed read (a write of each is recorded above)
+        for value in (receiver, *args, *kwargs.values()):
+            got = derived.get(id(value))
+            if got is not None:
+                touched.extend(got.entries)
+    scheduler = run.scheduler
+    scheduler.access_all(touched, where, schedule=run.schedules)
+    if not touched:
+        return f(*args, **kwargs)
+    scheduler.enter_opaque(frozenset(touched))
+    try:
+        return f(*args, **kwargs)
+    finally:
+        scheduler.leave_opaque()

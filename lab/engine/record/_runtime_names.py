@@ -1,0 +1,97 @@
+"""The hot path for names: module globals and closure variables, read and written by the rewritten code.
+
+A global the module assigns, and a closure variable some scope re-binds, are shared state that no object access
+shows: the rewriting calls these before each read and store, and they record ``(obj:module M, name)`` or
+``(obj:cell M.scope.name, value)``. The base of :class:`lab.engine.record._runtime.ModuleRuntime`, which holds the
+module's file so that each access knows where it happened.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import lab.engine.record._active as _active
+
+if TYPE_CHECKING:
+    from lab.engine.record._recording import Recording
+
+
+class NameRuntime:
+    """The name accesses of one instrumented module: its globals and its closure cells."""
+
+    def __init__(self, filename: str, module: str) -> None:
+        self._file = filename
+        self._module = module
+        self._globals = f"obj:module {module}"  # the thing a global of this module is part of
+
+    def _recording(self) -> Recording | None:
+        run = _active.recording
+        if run is None or getattr(run.local, "actor", None) is None:
+            return None
+        return run
+
+    def rg(self, name: str, line: int) -> None:
+        """Before reading the module global ``name``. Returns ``None`` (the code reads the global right after)."""
+        run = _active.recording
+        if run is not None and getattr(run.local, "actor", None) is not None:
+            if run.schedules:
+                run.note((self._globals, name, "r"), (self._file, line))
+            else:  # Recording.note, StepLog.accessed inline (see StepLog on why no call)
+                steps = run._steps
+                if not steps.closed:
+                    entry = (self._globals, name, "r")
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
+
+    def wg(self, value: Any, name: str, line: int) -> Any:
+        """Before storing ``value`` in the module global ``name``. Returns ``value``."""
+        run = _active.recording
+        if run is not None and getattr(run.local, "actor", None) is not None:
+            if run.schedules:
+                run.note((self._globals, name, "w"), (self._file, line))
+            else:  # Recording.note, StepLog.accessed inline (see StepLog on why no call)
+                steps = run._steps
+                if not steps.closed:
+                    entry = (self._globals, name, "w")
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
+        return value
+
+    def rc(self, cell: str, line: int) -> None:
+        """Before reading the closure variable ``cell`` (``scope.name``). Returns ``None``."""
+        run = _active.recording
+        if run is not None and getattr(run.local, "actor", None) is not None:
+            if run.schedules:
+                run.note((f"obj:cell {self._module}.{cell}", "value", "r"), (self._file, line))
+            else:  # Recording.note, StepLog.accessed inline (see StepLog on why no call)
+                steps = run._steps
+                if not steps.closed:
+                    entry = (f"obj:cell {self._module}.{cell}", "value", "r")
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
+
+    def wc(self, value: Any, cell: str, line: int) -> Any:
+        """Before storing ``value`` in the closure variable ``cell``. Returns ``value``."""
+        run = _active.recording
+        if run is not None and getattr(run.local, "actor", None) is not None:
+            if run.schedules:
+                run.note((f"obj:cell {self._module}.{cell}", "value", "w"), (self._file, line))
+            else:  # Recording.note, StepLog.accessed inline (see StepLog on why no call)
+                steps = run._steps
+                if not steps.closed:
+                    entry = (f"obj:cell {self._module}.{cell}", "value", "w")
+                    steps.current.add(entry)
+                    steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
+        return value
+
+    def touch_global(self, name: str, line: int) -> None:
+        """After a statement stored the global ``name`` through a complex target: records the write, no point."""
+        run = self._recording()
+        if run is not None:
+            run.note((self._globals, name, "w"), (self._file, line), schedule=False)
+
+    def touch_cell(self, cell: str, line: int) -> None:
+        """After a statement stored the closure variable ``cell`` through a complex target."""
+        run = self._recording()
+        if run is not None:
+            run.note((f"obj:cell {self._module}.{cell}", "value", "w"), (self._file, line), schedule=False)
