@@ -154,7 +154,11 @@ class _Recorder:
     def __init__(self, cls: type[Scenario], scheduler: Scheduler, granularity: Granularity) -> None:
         self._modules, codes = instrumented_modules(cls)
         self._recording = Recording(
-            scheduler, every_access_schedules=granularity is Granularity.INSTRUCTION, instrumented=codes
+            scheduler,
+            every_access_schedules=granularity is Granularity.INSTRUCTION,
+            instrumented=codes,
+            leave_alone=("lab.scenarios.base",),  # the scenario's Lab and its helpers: machinery, not state
+            stateless_modules=("lab.",),  # the lab's own modules keep no state a call of theirs could change
         )
 
     @contextlib.contextmanager

@@ -272,7 +272,7 @@ def passed_entries(run: Recording, f: Any) -> list[Entry]:
         elif not isinstance(receiver, CLASS_OR_MODULE):  # a built-in method bound to a class takes its receiver
             found.append(("obj:" + run.label(receiver), ANY_KEY, "r" if kind == Kind.METHOD_READS else "w"))
     if kind == Kind.OPAQUE:
-        module = module_state(f)
+        module = module_state(run, f)
         if module is not None:
             found.append(module)
         if not isinstance(f, PLAIN_CALLEES) and not IMMUTABLE_TYPE[type(f)]:  # a callable object (a partial's)
@@ -280,10 +280,11 @@ def passed_entries(run: Recording, f: Any) -> list[Entry]:
     return found
 
 
-def module_state(f: Any) -> Entry | None:
+def module_state(run: Recording, f: Any) -> Entry | None:
     """The state of the module that defines ``f``, which a call of ``f`` the lab cannot see may change: none for
-    the lab's own modules and for modules that keep no state (``json``, ``math``, ...)."""
+    the engine's own modules and those the caller says keep none, and for the standard library's modules that keep
+    no state (``json``, ``math``, ...)."""
     module = getattr(f, "__module__", None) or getattr(type(f), "__module__", "")
-    if module and module.split(".")[0] not in STATELESS_MODULES and not module.startswith("lab."):
+    if module and module.split(".")[0] not in STATELESS_MODULES and not module.startswith(run._stateless):
         return (f"obj:module {module}", ANY_KEY, "w")
     return None

@@ -81,7 +81,7 @@ def dict_slot(obj: object) -> bool:
     return bool(type(obj).__dictoffset__) and not isinstance(obj, CLASS_OR_MODULE)
 
 
-module_walks: dict[frozenset[str], ModuleWalk] = {}
+module_walks: dict[tuple[frozenset[str], tuple[str, ...]], ModuleWalk] = {}
 
 
 def same_namespaces(

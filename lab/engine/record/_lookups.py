@@ -157,7 +157,7 @@ def opaque_getter(descriptor: property, run: Recording) -> bool:
         return False
     module = getattr(getter, "__module__", "") or ""
     stateless = module.split(".")[0] in STATELESS_MODULES or module in ("builtins", "enum")
-    return not (stateless or module.startswith("lab."))
+    return not (stateless or module.startswith(run._stateless))
 
 
 def forget_classes() -> None:

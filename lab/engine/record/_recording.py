@@ -21,7 +21,7 @@ from lab.engine.record._calls import KINDS, KINDS_KEPT
 from lab.engine.record._labels import Kept, ModuleWalk, dict_slot, forgetter, module_walks, same_namespaces
 from lab.engine.record._lazy import Derived
 from lab.engine.record._snapshot import snapshot, unchanged
-from lab.engine.record._values import CLASS_OR_MODULE, own_dict
+from lab.engine.record._values import CLASS_OR_MODULE, ENGINE, own_dict
 from lab.engine.record._walk import Walk
 
 _weak_ref = weakref.ref
@@ -37,14 +37,20 @@ class Recording:
         *,
         every_access_schedules: bool,
         instrumented: AbstractSet[types.CodeType],
-        transparent_modules: tuple[str, ...] = ("lab.engine", "lab.scenarios.base"),
+        leave_alone: tuple[str, ...] = (),
+        stateless_modules: tuple[str, ...] = (),
     ) -> None:
+        """``leave_alone``: the prefixes of modules besides the engine's whose code and objects are machinery, not
+        the program's (the caller's own layer: not walked, their calls not recorded, since they schedule for
+        themselves); ``stateless_modules``: prefixes of modules whose functions and properties, not rewritten, keep
+        no state of their own (a call of one writes what it is handed, not its module)."""
         self.scheduler = scheduler
         self.local = scheduler.local  # ``getattr(local, "actor", None)``: is the calling thread an actor?
         self.schedules = every_access_schedules
         self._steps = scheduler.steps
         self._instrumented = instrumented
-        self._transparent = transparent_modules
+        self._transparent = (ENGINE, *leave_alone)
+        self._stateless = (ENGINE, *stateless_modules)
         self._labels: dict[int, str] = {}
         self._things: dict[int, str] = {}
         self._instance_dicts: set[int] = set()
@@ -97,9 +103,9 @@ class Recording:
         """
         owners = frozenset(module.__name__ for module in modules)
         namespaces = tuple((tuple(vars(module)), tuple(vars(module).values())) for module in modules)
-        cached = module_walks.get(owners)
+        cached = module_walks.get((owners, self._transparent))
         if cached is None or not same_namespaces(cached.namespaces, namespaces) or not unchanged(cached.parts):
-            walk = Walk(owners, snapshot=True)
+            walk = Walk(owners, snapshot=True, leave_alone=self._transparent)
             found = walk.run(
                 [
                     (f"{module.__name__}.{name}", value)
@@ -108,7 +114,7 @@ class Recording:
                     if not name.startswith("__")
                 ]
             )
-            cached = module_walks[owners] = ModuleWalk(
+            cached = module_walks[owners, self._transparent] = ModuleWalk(
                 namespaces, found, walk.expanded if walk.complete else {}, snapshot(walk.parts)
             )
         if self._labels or not self._keep_kept(cached):
@@ -117,7 +123,9 @@ class Recording:
                     self._keep(obj, path)
         for module in modules:
             self._name_globals(module)
-        for obj, path in Walk(owners, known=self._labels, expanded=cached.expanded).run(list(roots.items())):
+        for obj, path in Walk(owners, known=self._labels, expanded=cached.expanded, leave_alone=self._transparent).run(
+            list(roots.items())
+        ):
             self._keep(obj, path)
 
     def _name_globals(self, module: types.ModuleType) -> None:

@@ -147,7 +147,7 @@ def opaque_call(
             touched.append(("obj:" + run.label(value), ANY_KEY, "w"))
     if id(f) in DEEP_READERS:  # json.dumps, copy.deepcopy: what the arguments hold is read too
         touched.extend(deep_entries(run, tuple(deep_arguments((*args, *kwargs.values())))))
-    module = module_state(f)
+    module = module_state(run, f)
     if module is not None:
         touched.append(module)
     plain = isinstance(f, PLAIN_CALLEES)

@@ -14,6 +14,11 @@ from typing import Any
 
 from lab.engine.core._footprint import ANY_KEY
 
+ENGINE = __name__.rpartition(".record.")[0]
+"""The engine's own package (``lab.engine``), the one package the engine knows: its objects are machinery, never the
+program's state, and its functions keep no state a call could change. Any other package to leave alone is the
+caller's to name (see :class:`lab.engine.record.Recording`)."""
+
 _IMMUTABLE: frozenset[type] = frozenset(
     {
         int,

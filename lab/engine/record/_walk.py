@@ -15,7 +15,7 @@ import types
 from collections import deque
 
 from lab.engine.record._snapshot import parts_of
-from lab.engine.record._values import CODE_LIKE, IMMUTABLE_TYPE, SLOTS, key_text, slots_of
+from lab.engine.record._values import CODE_LIKE, ENGINE, IMMUTABLE_TYPE, SLOTS, key_text, slots_of
 
 
 class Walk:
@@ -34,8 +34,10 @@ class Walk:
         expanded: dict[int, tuple[int, object]] | None = None,
         *,
         snapshot: bool = False,
+        leave_alone: tuple[str, ...] = (ENGINE,),
     ) -> None:
         self._owners = owners
+        self._sorts = _walk_sorts(leave_alone)
         self._known = known if known is not None else {}
         self._before = expanded if expanded is not None else {}
         self._snapshot = snapshot
@@ -50,7 +52,7 @@ class Walk:
         """The objects found, each with the path that reached it first."""
         found: list[tuple[object, str]] = []
         seen: set[int] = set()
-        before, known, sorts = self._before, self._known, _WALK_SORT
+        before, known, sorts = self._before, self._known, self._sorts
         queue: deque[tuple[str, object, int]] = deque((path, obj, 0) for path, obj in roots)
         while queue and len(found) < 20_000:
             path, obj, depth = queue.popleft()
@@ -93,9 +95,6 @@ class Walk:
         return found
 
 
-_LAB_MODULES = ("lab.engine", "lab.scenarios.base")
-
-
 class _Sort(enum.Enum):
     """What the walk does with an object, which its type alone decides (but for a class: whose it is)."""
 
@@ -107,10 +106,15 @@ class _Sort(enum.Enum):
 
 
 class _WalkSorts(dict[type, _Sort]):
-    """Type -> :class:`_Sort`, worked out once per type (the walk meets hundreds of objects a run)."""
+    """Type -> :class:`_Sort`, worked out once per type (the walk meets hundreds of objects a run), for one set of
+    modules whose objects are machinery (the engine's, and those the caller leaves alone)."""
+
+    def __init__(self, leave_alone: tuple[str, ...]) -> None:
+        super().__init__()
+        self._leave_alone = leave_alone
 
     def __missing__(self, kind: type) -> _Sort:
-        if kind.__module__.startswith(_LAB_MODULES) or issubclass(kind, types.ModuleType):
+        if kind.__module__.startswith(self._leave_alone) or issubclass(kind, types.ModuleType):
             sort = _Sort.PASS
         elif issubclass(kind, staticmethod | classmethod):
             sort = _Sort.WRAPPER
@@ -128,7 +132,15 @@ class _WalkSorts(dict[type, _Sort]):
         return sort
 
 
-_WALK_SORT = _WalkSorts()
+_WALK_SORTS: dict[tuple[str, ...], _WalkSorts] = {}
+
+
+def _walk_sorts(leave_alone: tuple[str, ...]) -> _WalkSorts:
+    """The sorts for ``leave_alone``, kept across runs (one caller passes the same names every run)."""
+    sorts = _WALK_SORTS.get(leave_alone)
+    if sorts is None:
+        sorts = _WALK_SORTS[leave_alone] = _WalkSorts(leave_alone)
+    return sorts
 
 
 def _held_by_code(path: str, obj: object) -> list[tuple[str, object]]:
