@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-import lab.engine.search._atomicity as atomicity
+import lab.engine.search._atomicity_epochs as epochs
+import lab.engine.search._atomicity_steps as steps
 import lab.scenarios.exploring as exploring
 from lab.engine.core import RunResult
 from lab.engine.search import AtomicityCheck, RunPart, SplitStep, run_parts
@@ -52,8 +53,8 @@ def _runs(path: Path, granularity: str, monkeypatch: pytest.MonkeyPatch) -> list
 
 
 def _forget() -> None:
-    atomicity._DONE.clear()
-    atomicity._SKELETONS.clear()
+    steps._DONE.clear()
+    epochs._SKELETONS.clear()
 
 
 def _same(a: SplitStep | None, b: SplitStep | None) -> bool:

@@ -19,7 +19,7 @@ from lab.sessions.transactional import TransactionalChat
 from lab.transport.offline import OfflineTransport
 
 ALLOWED = {
-    "lab.engine.search._explorer._Pruned": "control flow inside the explorer: raised and caught there, never escapes",
+    "lab.engine.search._choices._Pruned": "control flow inside the explorer: raised and caught there, never escapes",
     "lab.engine.search._parallel._Stop": "control flow inside an exploring worker process: raised and caught there",
     "lab.engine.core._scheduler._Aborted": (
         "a BaseException on purpose: it unwinds a stopped actor through the code under test, whose "

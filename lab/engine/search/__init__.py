@@ -1,25 +1,22 @@
 """The search: which runs to make, and what they add up to.
 
-- ``_explorer``: optimal DPOR (wakeup trees, sleep sets, races), steppable one execution at a time, with
-  ``_happens_before`` (the conflict index and a run's interleaving class);
+- ``_explorer``: optimal DPOR's loop, steppable one execution at a time, over ``_tree`` (a node per decision, its
+  wakeup tree and sleep set), with ``_races`` (reversing each race a run shows), ``_happens_before`` (the conflict
+  index and a run's interleaving class), ``_exploration`` (what a search found, tallied alike by every strategy)
+  and ``_recording`` (a worker's run, noted so the search can follow it again);
 - ``_strategies`` and the strategies behind one interface (``_walks``: random and PCT samplers; ``_bounded``:
   preemption and delay bounding), ``_driver`` (one budget, find or prove) and ``_minimise`` (shrinking a failure);
 - ``_parallel`` and ``_subtrees``: the same search spread over processes, by work items;
-- ``_atomicity``: whether the granularity was fine enough.
+- ``_atomicity``: whether the granularity was fine enough, over ``_atomicity_steps`` (what each step shared),
+  ``_atomicity_epochs`` (sync epochs, windows, the sync order) and ``_atomicity_split`` (the step found).
 """
 
 from __future__ import annotations
 
-from lab.engine.search._atomicity import AtomicityCheck, RunPart, SplitStep, find_split_step, run_parts
-from lab.engine.search._explorer import (
-    DEFAULT_MAX_SCHEDULES,
-    Execution,
-    Exploration,
-    Explorer,
-    NondeterminismError,
-    RunOnce,
-    tally,
-)
+from lab.engine.search._atomicity import AtomicityCheck, RunPart, find_split_step, run_parts
+from lab.engine.search._atomicity_split import SplitStep
+from lab.engine.search._exploration import DEFAULT_MAX_SCHEDULES, Execution, Exploration, NondeterminismError, tally
+from lab.engine.search._explorer import Explorer, RunOnce
 from lab.engine.search._parallel import FORKS, explore_work, split_work
 from lab.engine.search._strategies import (
     MODES,

@@ -1,4 +1,3 @@
-# size: one analysis (epochs, sync order, access windows) that yields one verdict, the split step
 """Is the granularity fine enough? A step that the explorer treats as atomic, and that is not.
 
 The explorer only switches actors at scheduling points, so it treats everything one actor does between two points
@@ -28,9 +27,9 @@ a synchronisation object (a release, a set, a put, a semaphore release, a count-
 the explorer lets commute, counts as the write of its lock) and then accesses shared state, with an access of
 another actor B ordered after that operation but not after A's next one, conflicting with S's access and no lock in
 common: B's access can fall between the two, and the explorer, which cannot run B before the operation, never puts
-it there. This is found within one run (:func:`_split_after_signal`), since both accesses are in the run that
-ordered them so; a pair ordered by a race the explorer does reverse (two acquisitions of one semaphore) is reported
-too.
+it there. This is found within one run (:func:`lab.engine.search._atomicity_split.split_after_signal`), since both
+accesses are in the run that ordered them so; a pair ordered by a race the explorer does reverse (two acquisitions
+of one semaphore) is reported too.
 
 **Runs are compared.** What B does concurrently with S depends on the order: in the run where ``first`` commits,
 ``retry`` finds the receipt and touches almost nothing; in the run where ``retry`` goes first it does the whole
@@ -72,75 +71,32 @@ run in which the query comes first is judged too).
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-from collections import Counter
-from collections.abc import KeysView, Sequence
-from dataclasses import dataclass
-from itertools import accumulate, chain, compress, groupby
-from operator import attrgetter, itemgetter
+from bisect import bisect_right
+from collections.abc import Sequence
+from operator import attrgetter
 from typing import cast
 
-from lab.engine.core._footprint import ANY_KEY, Entry, Footprint, describe_entry, entries_conflict
-from lab.engine.core._run import Access, Decision, RunResult, RunStatus
-
-_SYNC_KINDS = frozenset({"latch", "event", "barrier", "lock", "condition", "semaphore", "queue"})
-FINER = {"probe": "line", "line": "instruction"}
+from lab.engine.core._footprint import ANY_KEY, Entry
+from lab.engine.core._run import Access, RunResult, RunStatus
+from lab.engine.search._atomicity_epochs import Shape, Window
+from lab.engine.search._atomicity_split import SplitStep, split_after_signal, split_in_window
+from lab.engine.search._atomicity_steps import What, shared_accesses, sync_of
 
 _COMPLETE = frozenset({RunStatus.FINISHED, RunStatus.DEADLOCK})
 """Runs whose end is the program's: every actor finished, or none could go on. Others were cut short."""
 
-_What = tuple[Entry, tuple[str, int], frozenset[str]]
-"""An access without its step and actor: what it touched, where, under which locks."""
-_Profile = dict[_What, Access]
-_Window = tuple[int, int]
-"""A range of another actor's epochs, ``(first, end)``, ``end`` exclusive (``_OPEN``: to its last)."""
-_Key = tuple[str, tuple[_What, ...], tuple[tuple[str, _Window], ...]]
+_Profile = dict[What, Access]
+_Key = tuple[str, tuple[What, ...], tuple[tuple[str, Window], ...]]
 """A step that may be split: its actor, its accesses, and the windows of the others."""
-_Merged = tuple[tuple[_What, ...], set[tuple[str, int]], set[tuple[str, tuple[tuple[str, _Window], ...]]]]
+_Merged = tuple[tuple[What, ...], set[tuple[str, int]], set[tuple[str, tuple[tuple[str, Window], ...]]]]
 """For one step's accesses: the first tuple of them seen, the places (actor, epoch) and the windows (actor, windows)
 they were merged with."""
-_OPEN = 1 << 62
-_NO_CLOCK: dict[str, int] = {}  # shared, never changed
 _Memo = dict[tuple[Entry, frozenset[str]], list[tuple[int, Access]]]
 """For one other actor: an access (its entry and locks) -> that actor's accesses that conflict with it unprotected."""
-_STEP = itemgetter(0)
 _CHOSEN = attrgetter("chosen")
-_WHAT = itemgetter(slice(2, None))
-_THING = itemgetter(0)
-_NONE: frozenset[Entry] = frozenset()
 
 
-@dataclass(frozen=True)
-class SplitStep:
-    """A step that must not be treated as atomic: ``first`` and ``second`` of one actor, ``other`` in between; or,
-    with ``signal``, the operation that opened the step (``first`` is ``second``, the access after it)."""
-
-    first: Access
-    second: Access
-    other: Access
-    signal: str = ""
-
-    def describe(self, granularity: str) -> str:
-        """One line: what was touched, where, and what to do."""
-        finer = FINER.get(granularity, "instruction")
-        if self.signal:
-            return (
-                f"at {granularity} granularity one step of {self.first.actor} does {self.signal} and then "
-                f"{describe_entry(self.first.entry)} ({_short(self.first.where)}) with no scheduling point between, "
-                f"while {self.other.actor}, which that operation lets go on, may "
-                f"{describe_entry(self.other.entry)} ({_short(self.other.where)}) in between with no lock in "
-                f"common: re-explore with --granularity {finer}"
-            )
-        return (
-            f"at {granularity} granularity one step of {self.first.actor} does "
-            f"{describe_entry(self.first.entry)} ({_short(self.first.where)}) and then "
-            f"{describe_entry(self.second.entry)} ({_short(self.second.where)}) with no scheduling point between, "
-            f"while {self.other.actor} may {describe_entry(self.other.entry)} ({_short(self.other.where)}) in "
-            f"between with no lock in common: re-explore with --granularity {finer}"
-        )
-
-
-RunPart = tuple[tuple[str, int], tuple[_What, ...], tuple[Access, ...], tuple[tuple[str, _Window], ...]]
+RunPart = tuple[tuple[str, int], tuple[What, ...], tuple[Access, ...], tuple[tuple[str, Window], ...]]
 """What one shared step of a run adds to the check: its actor and epoch, what it accessed, its accesses, and the
 windows of the other actors' epochs that ran concurrently with it (empty unless it accessed shared state twice)."""
 
@@ -148,22 +104,22 @@ windows of the other actors' epochs that ran concurrently with it (empty unless 
 def run_parts(run: RunResult) -> list[RunPart | SplitStep]:
     """What ``run``'s shared steps add to an :class:`AtomicityCheck`: a function of the run alone, so that the
     process that ran it can work it out and the one that checks merges it. Last, when the run shows one, a step
-    split after the operation that opened it (:func:`_split_after_signal`)."""
+    split after the operation that opened it (:func:`split_after_signal`)."""
     accesses = run.accesses
     if not accesses:
         return []
     decisions = run.decisions
     actors = list(map(_CHOSEN, decisions))
-    shared, touched = _shared_accesses(accesses, len(actors))
-    sync = _sync_of(run.step_footprints, len(actors))
-    shape = _Shape(actors, decisions, sync, touched, run.status in _COMPLETE)
+    shared, touched = shared_accesses(accesses, len(actors))
+    sync = sync_of(run.step_footprints, len(actors))
+    shape = Shape(actors, decisions, sync, touched, run.status in _COMPLETE)
     opens, around = shape.opens, shape.around
     parts: list[RunPart | SplitStep] = []
     for step, (content, mine) in shared.items():
         actor = actors[step]
         windows = around(step, actor) if len(mine) >= 2 else ()
         parts.append(((actor, bisect_right(opens[actor], step)), content, mine, windows))
-    signalled = _split_after_signal(actors, sync, run.step_footprints, shared)
+    signalled = split_after_signal(actors, sync, run.step_footprints, shared)
     if signalled is not None:
         parts.append(signalled)
     return parts
@@ -179,9 +135,9 @@ class AtomicityCheck:
     """
 
     def __init__(self) -> None:
-        self._candidates: list[tuple[_Key, tuple[Access, ...], dict[str, _Window]]] = []
+        self._candidates: list[tuple[_Key, tuple[Access, ...], dict[str, Window]]] = []
         self._profiles: dict[tuple[str, int], _Profile] = {}
-        self._seen: dict[tuple[_What, ...], _Merged] = {}
+        self._seen: dict[tuple[What, ...], _Merged] = {}
         self._same: dict[int, _Merged] = {}  # the same, by the identity of the first tuple of accesses seen
         self._index: dict[str, _Parts] | None = None
         self._signalled: SplitStep | None = None  # the first step split after its opening operation, if any
@@ -245,7 +201,7 @@ class AtomicityCheck:
                     hits = exposed[(id(key[1]), other)] = _exposed(mine, theirs, memo)
                 if len(hits) < 2:
                     continue
-                split = _split(mine, hits, windows[other])
+                split = split_in_window(mine, hits, windows[other])
                 if split is not None:
                     found.append((_stable(key), other, split))
                     break
@@ -303,430 +259,6 @@ def find_split_step(run: RunResult) -> SplitStep | None:
     return check.finding()
 
 
-_RELEASED = "lock-release"
-"""What a lab lock's release writes (``lock-release``, ``<lock>@<actor>``): no synchronisation for the epochs (a
-release there orders nothing), but for :func:`_split_after_signal` a write of the lock, which lets a waiter in."""
-
-
-def _split_after_signal(
-    actors: list[str],
-    sync: list[frozenset[Entry]],
-    footprints: Sequence[Footprint],
-    shared: dict[int, tuple[tuple[_What, ...], tuple[Access, ...]]],
-) -> SplitStep | None:
-    """A step of this run that begins with an operation that lets another actor go on (a release, a set, a put, a
-    count-down: a write of a synchronisation object) and then accesses shared state, and an access of another actor
-    ordered after that operation but not after the actor's next one, which conflicts with it with no lock in
-    common. The explorer cannot put that access between the operation and the step's own access, which threads
-    can: the step must be split (a race between probes). A pair whose operations this run orders by a race the
-    explorer reverses (two acquisitions of a semaphore) is reported too: a little more than it must.
-
-    Happens-before is the one :meth:`_Shape._sync_order` works out, over the operations only, with a lab lock's
-    release taken as the write of its lock it is. Steps with shared accesses and such an operation are few: most
-    runs end at the first loop.
-    """
-    entries: dict[int, frozenset[Entry]] = {}
-    for i, footprint in enumerate(footprints[: len(actors)]):
-        found = sync[i]
-        if _RELEASED in map(_THING, footprint):
-            found = found | {
-                ("lock", key.rpartition("@")[0], mode) for thing, key, mode in footprint if thing == _RELEASED
-            }
-        if found:
-            entries[i] = found
-    signals = [i for i in shared if i in entries and any(entry[2] == "w" for entry in entries[i])]
-    if not signals:
-        return None
-    clocks: dict[int, dict[str, int]] = {}
-    last: dict[str, int] = {}
-    writer: dict[tuple[str, str], int] = {}
-    readers: dict[tuple[str, str], list[int]] = {}
-    synced: dict[str, list[int]] = {}
-    for i in sorted(entries):
-        actor = actors[i]
-        before = last.get(actor)
-        clock = dict(clocks[before]) if before is not None else {}
-        joined: set[int] = set()
-        for thing, key, mode in entries[i]:
-            if (thing, key) in writer:
-                joined.add(writer[(thing, key)])
-            if mode == "w":
-                joined.update(readers.get((thing, key), ()))
-        for m in joined:
-            for who, tick in clocks[m].items():
-                if clock.get(who, -1) < tick:
-                    clock[who] = tick
-        for thing, key, mode in entries[i]:
-            if mode == "w":
-                writer[(thing, key)] = i
-                readers.pop((thing, key), None)
-            else:
-                readers.setdefault((thing, key), []).append(i)
-        clock[actor] = i
-        clocks[i] = clock
-        last[actor] = i
-        synced.setdefault(actor, []).append(i)
-    steps_of: dict[str, list[int]] = {}
-    for step in sorted(shared):
-        steps_of.setdefault(actors[step], []).append(step)
-    knowing: dict[tuple[str, str], list[int]] = {}  # (other, actor): the last step of actor each of other's knows
-    for signal in sorted(signals):
-        actor = actors[signal]
-        mine: dict[str, list[Access]] | None = None  # the step's accesses by what they touched, once needed
-        for other, theirs in synced.items():
-            if other == actor:
-                continue
-            known = knowing.get((other, actor))
-            if known is None:
-                known = knowing[(other, actor)] = [clocks[k].get(actor, -1) for k in theirs]
-            low, high = bisect_left(known, signal), bisect_right(known, signal)
-            if low == high:  # none of its operations follows this one without following the actor's next one
-                continue
-            begin, end = theirs[low], theirs[high] if high < len(theirs) else len(actors)
-            steps = steps_of.get(other, [])
-            if mine is None:
-                mine = {}
-                for own in shared[signal][1]:
-                    mine.setdefault(own[2][0], []).append(own)
-            for step in steps[bisect_left(steps, begin) : bisect_left(steps, end)]:
-                for access in shared[step][1]:
-                    entry = access[2]
-                    for own in mine.get(entry[0], ()):
-                        if entries_conflict(own[2], entry) and not own[4] & access[4]:
-                            operation = min(entry for entry in entries[signal] if entry[2] == "w")
-                            return SplitStep(own, own, access, describe_entry(operation))
-    return None
-
-
-def _sync_entries(footprint: Footprint) -> frozenset[Entry]:
-    found = {entry for entry in footprint if entry[0] in _SYNC_KINDS}
-    return frozenset(found) if found else _NONE
-
-
-def _sync_of(footprints: Sequence[Footprint], steps: int) -> list[frozenset[Entry]]:
-    """Each step's synchronisation entries. Most steps carry none, and most of a footprint is data: looking for a
-    kind among its things without a Python loop finds that out, and only the few others are picked apart."""
-    sync = [_NONE] * steps
-    for i, footprint in enumerate(footprints[:steps]):
-        if not _SYNC_KINDS.isdisjoint(map(_THING, footprint)):
-            sync[i] = _sync_entries(footprint)
-    return sync
-
-
-def _shared_accesses(
-    accesses: Sequence[Access], steps: int
-) -> tuple[dict[int, tuple[tuple[_What, ...], tuple[Access, ...]]], set[int]]:
-    """Each step's accesses that another actor could reach (what they touched, and the accesses), and the steps
-    that touched any data at all.
-
-    An object labelled as made by the accessing actor (``list#fast.3``) is private in the step that first touched
-    it: nobody else can have a reference to it yet.
-    """
-    shared: dict[int, tuple[tuple[_What, ...], tuple[Access, ...]]] = {}
-    labelled: list[tuple[int, _Done]] = []
-    numbers = list(map(_STEP, accesses))
-    if numbers == sorted(numbers):  # as a run logs them: each step's accesses are one slice, cut without a loop
-        cut = bisect_left(numbers, steps)
-        counts = Counter(numbers[:cut])
-        touched = set(counts)
-        whats = tuple(map(_WHAT, accesses[:cut]))
-        ends = list(accumulate(counts.values()))
-        for step, end, begin in zip(counts, ends, chain((0,), ends), strict=False):
-            mine = tuple(accesses[begin:end])
-            done = _DONE.get(content := whats[begin:end])
-            if done is None:
-                done = _done(content)
-            shared[step] = (done[0], mine)
-            if done[1]:
-                labelled.append((step, done))
-    else:
-        by_step: dict[int, tuple[Access, ...]] = {}
-        for step, group in groupby(accesses, _STEP):
-            if step < steps:
-                known = by_step.get(step)
-                mine = tuple(group)
-                by_step[step] = mine if known is None else known + mine
-        touched = set(by_step)
-        for step, mine in by_step.items():
-            done = _DONE.get(content := tuple(map(_WHAT, mine)))
-            if done is None:
-                done = _done(content)
-            shared[step] = (done[0], mine)
-            if done[1]:
-                labelled.append((step, done))
-    if labelled:
-        _take_private(shared, labelled)
-    return shared, touched
-
-
-def _take_private(
-    shared: dict[int, tuple[tuple[_What, ...], tuple[Access, ...]]], labelled: list[tuple[int, _Done]]
-) -> None:
-    """Take out of each step the objects labelled with its actor (``list#fast.3``) that it is the first to touch."""
-    labelled.sort(key=_STEP)
-    first_seen: dict[str, int] = {}
-    for step, (content, positions, kept, things) in labelled:
-        if first_seen.keys() >= things:  # every one touched by an earlier step: none is private here
-            continue
-        mine = shared[step][1]
-        private: list[int] = []
-        for number, (thing, where) in enumerate(positions):
-            if first_seen.setdefault(thing, step) != step:
-                continue
-            if f"#{mine[where[0]][1]}." in thing or any(f"#{mine[k][1]}." in thing for k in where[1:]):
-                private.append(number)
-        if not private:
-            continue
-        taken = tuple(private)
-        got = kept.get(taken)
-        if got is None:
-            gone = {positions[number][0] for number in taken}
-            mask = tuple(what[0][0] not in gone for what in content)
-            got = kept[taken] = (_canonical(tuple(compress(content, mask))), mask)
-        if got[0]:
-            shared[step] = (got[0], tuple(compress(mine, got[1])))
-        else:
-            del shared[step]
-
-
-_Done = tuple[
-    tuple[_What, ...],
-    tuple[tuple[str, tuple[int, ...]], ...],
-    dict[tuple[int, ...], tuple[tuple[_What, ...], tuple[bool, ...]]],
-    KeysView[str],
-]
-"""What a step did, worked out once: the first equal tuple of its accesses (looking that up again, here or where it
-is merged, compares by identity), each labelled object it touched and where, what it keeps without some, and the
-labelled objects alone."""
-_DONE: dict[tuple[_What, ...], _Done] = {}
-
-
-def _done(content: tuple[_What, ...]) -> _Done:
-    """Remember ``content`` as the tuple to hand out for equal ones, with the labelled objects it touched."""
-    where: dict[str, list[int]] = {}
-    for k, ((thing, _, _), _, _) in enumerate(content):
-        if "#" in thing:
-            where.setdefault(thing, []).append(k)
-    if len(_DONE) >= _REMEMBERED:
-        _DONE.clear()
-    done = _DONE[content] = (content, tuple((thing, tuple(ks)) for thing, ks in where.items()), {}, where.keys())
-    return done
-
-
-def _canonical(content: tuple[_What, ...]) -> tuple[_What, ...]:
-    """The remembered tuple equal to ``content``."""
-    done = _DONE.get(content)
-    return (done if done is not None else _done(content))[0]
-
-
-def _same_operation(
-    before: int,
-    step: int,
-    actor: str,
-    decisions: Sequence[Decision],
-    sync: Sequence[frozenset[Entry]],
-    touched: set[int],
-) -> bool:
-    """True when ``step`` does not open an epoch of ``actor``: it synchronises nothing the actor's previous step
-    ``before`` did not (the same operation, resumed after parking in it), or it resumes a hold at a probe.
-
-    The actor's next operation on the same object with nothing else between counts as the same one too, the same way
-    in every run; windows then take in the whole epoch, a little more than they must (see ``ends`` in
-    :class:`_Shape`). A hold parks a probe step that carries nothing and touches no data, and the actor cannot run
-    until the latch opens; the resumed step carries that latch, which a run where it was already open does not
-    record. A gated lock acquisition also follows a step after which the actor could not run, but that step may
-    have touched data, and the acquisition carries a lock: it is a new operation.
-    """
-    added = sync[step] - sync[before]
-    if not added:
-        return True
-    if before in touched or actor in decisions[before + 1].runnable:
-        return False
-    return all(entry[0] in _HOLDS for entry in added)
-
-
-_HOLDS = frozenset({"latch", "event"})
-"""What a probe hold waits for, and what the step that resumes the held actor carries."""
-
-
-_Windows = dict[tuple[str, int], tuple[tuple[str, _Window], ...]]
-"""An actor and how many of its synchronising steps led up to a step -> the step's windows."""
-_REMEMBERED = 4096
-_SKELETONS: dict[tuple[bool, tuple[str, ...], tuple[tuple[str, frozenset[Entry], int, bool], ...]], _Windows] = {}
-"""The windows of runs that synchronised alike, by how they synchronised (see :class:`_Shape`). Forgets everything
-past a bound, so that a long-lived process does not grow without end."""
-
-
-class _Shape:
-    """One run's epochs and windows, worked out from its synchronising steps alone.
-
-    Only a synchronising step changes anything these depend on: a step's epoch is how many steps of its actor up to
-    it opened one (see the module docstring), and every step between two synchronising steps of an actor has the same
-    clock (its actor's last synchronising step's) and the same windows, so both are looked up, not walked to.
-
-    The windows of a step begin with the epoch of the last step of each other actor whose opening operation
-    happens-before the step's (its own data, after that operation, is not ordered), and end before the first step
-    of the other actor that the operation opening the actor's next synchronising step happens-before (the step's
-    data comes before that operation, not after the step's own). That first step is a synchronising one, since only
-    those learn anything, and the window ends with its epoch, or the next one when data of its epoch ran before it
-    (the actor touched data, then was held at a probe: that data is not ordered by what the step waited for). A run
-    cut short cannot tell where a window ends that reaches past the cut.
-    """
-
-    def __init__(
-        self,
-        actors: list[str],
-        decisions: Sequence[Decision],
-        sync: list[frozenset[Entry]],
-        touched: set[int],
-        complete: bool,
-    ) -> None:
-        self._actors = actors
-        self._sync = sync
-        self._complete = complete
-        self._names = list(dict.fromkeys(actors))
-        self._order = list(compress(range(len(actors)), sync))  # the synchronising steps
-        self._synced: dict[str, list[int]] = {name: [] for name in self._names}
-        for i in self._order:
-            self._synced[actors[i]].append(i)
-        self._ends: dict[int, int] = {}  # a synchronising step -> the first epoch none of whose data it precedes
-        self.opens = self._epochs(decisions, touched)
-        """For each actor, its steps that open an epoch: a step's epoch is how many of them it does not precede."""
-        self._clocks: dict[int, dict[str, int]] | None = None
-        self._seen: dict[tuple[str, str], list[int]] = {}
-        # windows are counted in epochs, and depend on the synchronising steps only through their order, actors,
-        # entries, and the epochs they open and end: runs that synchronise alike share them
-        ends = self._ends
-        skeleton = (
-            complete,
-            tuple(self._names),
-            tuple([(actors[i], sync[i], ends[i], i in self._opened) for i in self._order]),
-        )
-        windows = _SKELETONS.get(skeleton)
-        if windows is None:
-            if len(_SKELETONS) >= _REMEMBERED:
-                _SKELETONS.clear()
-            windows = _SKELETONS[skeleton] = {}
-        self._windows = windows
-
-    def around(self, step: int, actor: str) -> tuple[tuple[str, _Window], ...]:
-        """``(other actor, window)`` for every other actor whose window this run can tell, in name order."""
-        stretch = bisect_right(self._synced[actor], step)  # how many synchronising steps of the actor led to it
-        got = self._windows.get((actor, stretch))
-        if got is None:
-            got = self._windows[(actor, stretch)] = self._work_out(actor, stretch)
-        return got
-
-    def _work_out(self, actor: str, stretch: int) -> tuple[tuple[str, _Window], ...]:
-        opens = self.opens
-        clocks = self._clocks if self._clocks is not None else self._sync_order()
-        synced = self._synced[actor]
-        clock = clocks[synced[stretch - 1]] if stretch else _NO_CLOCK
-        ahead = synced[stretch] if stretch < len(synced) else None
-        found: list[tuple[str, _Window]] = []
-        for other in self._names:
-            if other == actor:
-                continue
-            before = clock.get(other, -1)
-            first = bisect_right(opens[other], before) if before >= 0 else 0
-            end = _OPEN
-            if ahead is not None:  # the other's steps are ordered after ``ahead`` from the first whose clock knows it
-                theirs = self._synced[other]
-                position = bisect_left(self._known(other, actor), ahead)
-                if position < len(theirs):
-                    end = self._ends[theirs[position]]
-            if end == _OPEN and not self._complete:
-                continue
-            found.append((other, (first, end)))
-        found.sort()
-        return tuple(found)
-
-    def _known(self, other: str, actor: str) -> list[int]:
-        """For each synchronising step of ``other``, the last step of ``actor`` it knows of (non-decreasing)."""
-        known = self._seen.get((other, actor))
-        if known is None:
-            clocks = self._clocks if self._clocks is not None else self._sync_order()
-            known = self._seen[(other, actor)] = [clocks[j].get(actor, -1) for j in self._synced[other]]
-        return known
-
-    def _epochs(self, decisions: Sequence[Decision], touched: set[int]) -> dict[str, list[int]]:
-        """For each actor, its steps that open an epoch; and for each synchronising step, where windows that it is
-        the first of its actor to be ordered after end (``_ends``)."""
-        actors, sync, ends = self._actors, self._sync, self._ends
-        self._opened: set[int] = set()
-        opens_of: dict[str, list[int]] = {}
-        for actor in self._names:
-            opens: list[int] = []
-            opens_of[actor] = opens
-            synced = self._synced[actor]
-            if not synced:
-                continue
-            mine = list(compress(range(synced[-1] + 1), map(actor.__eq__, actors)))  # its steps up to the last one
-            for i in synced:
-                position = bisect_left(mine, i)
-                if not position or not _same_operation(mine[position - 1], i, actor, decisions, sync, touched):
-                    opens.append(i)
-                    self._opened.add(i)
-                    ends[i] = len(opens)
-                else:  # data of this epoch that ran before ``i`` is not ordered by what ``i`` waited for
-                    since = bisect_left(mine, opens[-1]) if opens else 0
-                    dirty = any(map(touched.__contains__, mine[since:position]))
-                    ends[i] = len(opens) + 1 if dirty else len(opens)
-        return opens_of
-
-    def _sync_order(self) -> dict[int, dict[str, int]]:
-        """Vector clocks of the operations that open the synchronising steps, over program order and
-        synchronisation only.
-
-        ``clocks[i][X]`` is the last step of actor X whose opening operation happens-before the one opening step
-        ``i``. Every synchronisation entry of the lab's primitives is joined with the last earlier write of the same
-        object (and a write with the reads since), which by transitivity covers every earlier conflicting step.
-        """
-        actors, sync = self._actors, self._sync
-        clocks: dict[int, dict[str, int]] = {}
-        self._clocks = clocks
-        last: dict[str, int] = {}
-        writer: dict[tuple[str, str], int] = {}
-        readers: dict[tuple[str, str], list[int]] = {}
-        keys: dict[str, set[str]] = {}
-        for i in self._order:
-            actor = actors[i]
-            entries = sync[i]
-            before = last.get(actor)
-            clock = dict(clocks[before]) if before is not None else {}
-            joined: set[int] = set()
-            for thing, key, mode in entries:
-                for part in _parts(keys, thing, key):
-                    if part in writer:
-                        joined.add(writer[part])
-                    if mode == "w":
-                        joined.update(readers.get(part, ()))
-            for m in joined:
-                for who, tick in clocks[m].items():
-                    if clock.get(who, -1) < tick:
-                        clock[who] = tick
-            for thing, key, mode in entries:
-                keys.setdefault(thing, set()).add(key)
-                if mode == "w":
-                    for part in _parts(keys, thing, key):
-                        writer[part] = i
-                        readers.pop(part, None)
-                else:
-                    readers.setdefault((thing, key), []).append(i)
-            clock[actor] = i
-            clocks[i] = clock
-            last[actor] = i
-        return clocks
-
-
-def _parts(keys: dict[str, set[str]], thing: str, key: str) -> list[tuple[str, str]]:
-    """The (thing, key) pairs an entry overlaps: itself, or every key of the thing seen so far for ``*``."""
-    known = keys.get(thing, set())
-    if key == ANY_KEY:
-        return [(thing, other) for other in sorted(known)] + [(thing, key)]
-    return [(thing, key), (thing, ANY_KEY)] if ANY_KEY in known else [(thing, key)]
-
-
 def _exposed(mine: Sequence[Access], theirs: _Parts, memo: _Memo) -> list[tuple[int, list[tuple[int, Access]]]]:
     """Where in ``mine`` an access has accesses of the other actor that conflict with it unprotected, and those
     accesses with their epochs, in a stable order."""
@@ -742,25 +274,3 @@ def _exposed(mine: Sequence[Access], theirs: _Parts, memo: _Memo) -> list[tuple[
         if unprotected:
             exposed.append((position, unprotected))
     return exposed
-
-
-def _split(
-    mine: Sequence[Access], exposed: list[tuple[int, list[tuple[int, Access]]]], window: _Window
-) -> SplitStep | None:
-    """Two of ``mine`` that accesses of the other actor, in epochs inside ``window``, conflict with unprotected."""
-    first, end = window
-    hit_first: tuple[Access, Access] | None = None
-    for position, unprotected in exposed:
-        other = next((b for epoch, b in unprotected if first <= epoch < end), None)
-        if other is None:
-            continue
-        if hit_first is None:
-            hit_first = (mine[position], other)
-        else:
-            return SplitStep(hit_first[0], mine[position], other)
-    return None
-
-
-def _short(where: tuple[str, int]) -> str:
-    path, line = where
-    return f"{path.rsplit('/', 1)[-1]}:{line}"

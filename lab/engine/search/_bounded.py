@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 from lab.engine.core._policies import DecisionPoint
 from lab.engine.core._run import RunResult, RunStatus
-from lab.engine.search._explorer import Exploration, NondeterminismError, RunOnce, tally
+from lab.engine.search._exploration import Exploration, NondeterminismError, tally
+from lab.engine.search._explorer import RunOnce
 
 PREEMPTIONS = "ipb"
 DELAYS = "idb"

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from lab.engine.search._explorer import Execution, Exploration
+from lab.engine.search._exploration import Execution, Exploration
 
 
 class Strategy(Protocol):

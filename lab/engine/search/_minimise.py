@@ -18,7 +18,8 @@ from lab.engine.core._policies import DecisionPoint
 from lab.engine.core._run import RunStatus
 from lab.engine.core._schedule import schedule_string
 from lab.engine.search._driver import Judge
-from lab.engine.search._explorer import Execution, RunOnce
+from lab.engine.search._exploration import Execution
+from lab.engine.search._explorer import RunOnce
 
 DEFAULT_TRIES = 60
 

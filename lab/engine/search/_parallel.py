@@ -47,7 +47,9 @@ from lab.engine.core._footprint import Footprint
 from lab.engine.core._policies import DecisionPoint, Policy
 from lab.engine.core._run import Decision, RunResult, RunStatus
 from lab.engine.core._schedule import schedule_string
-from lab.engine.search._explorer import Explorer, Recording, Shown, run_class
+from lab.engine.search._exploration import run_class
+from lab.engine.search._explorer import Explorer
+from lab.engine.search._recording import Recording, Shown
 from lab.engine.search._subtrees import Subtree
 
 _REST = 8

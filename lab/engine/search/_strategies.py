@@ -30,7 +30,8 @@ from collections.abc import Callable, Iterator
 from lab.engine.core._run import RunResult
 from lab.engine.search._bounded import DELAYS, PREEMPTIONS, IterativeBounding
 from lab.engine.search._driver import Judge, SearchReport, Strategy, drive, merge
-from lab.engine.search._explorer import Exploration, Explorer
+from lab.engine.search._exploration import Exploration
+from lab.engine.search._explorer import Explorer
 from lab.engine.search._minimise import minimise
 from lab.engine.search._walks import pct_sampler, random_sampler
 from lab.errors import UsageError

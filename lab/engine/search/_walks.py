@@ -25,7 +25,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 from lab.engine.core._policies import DecisionPoint
 from lab.engine.core._run import RunResult, RunStatus
-from lab.engine.search._explorer import Exploration, NondeterminismError, RunOnce, tally
+from lab.engine.search._exploration import Exploration, NondeterminismError, tally
+from lab.engine.search._explorer import RunOnce
 
 
 def run_random(seed: int, strategy: str, index: int) -> random.Random:

@@ -1,0 +1,166 @@
+"""A step that must not be treated as atomic, and the two ways one is found (see :mod:`lab.engine.search._atomicity`):
+two of its accesses with another actor's conflicting access able to fall between them (:func:`split_in_window`),
+or an access right after an operation that lets another actor go on (:func:`split_after_signal`).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+from operator import itemgetter
+
+from lab.engine.core._footprint import Entry, Footprint, describe_entry, entries_conflict
+from lab.engine.core._run import Access
+from lab.engine.search._atomicity_epochs import Window
+from lab.engine.search._atomicity_steps import What
+
+FINER = {"probe": "line", "line": "instruction"}
+_THING = itemgetter(0)
+
+
+@dataclass(frozen=True)
+class SplitStep:
+    """A step that must not be treated as atomic: ``first`` and ``second`` of one actor, ``other`` in between; or,
+    with ``signal``, the operation that opened the step (``first`` is ``second``, the access after it)."""
+
+    first: Access
+    second: Access
+    other: Access
+    signal: str = ""
+
+    def describe(self, granularity: str) -> str:
+        """One line: what was touched, where, and what to do."""
+        finer = FINER.get(granularity, "instruction")
+        if self.signal:
+            return (
+                f"at {granularity} granularity one step of {self.first.actor} does {self.signal} and then "
+                f"{describe_entry(self.first.entry)} ({_short(self.first.where)}) with no scheduling point between, "
+                f"while {self.other.actor}, which that operation lets go on, may "
+                f"{describe_entry(self.other.entry)} ({_short(self.other.where)}) in between with no lock in "
+                f"common: re-explore with --granularity {finer}"
+            )
+        return (
+            f"at {granularity} granularity one step of {self.first.actor} does "
+            f"{describe_entry(self.first.entry)} ({_short(self.first.where)}) and then "
+            f"{describe_entry(self.second.entry)} ({_short(self.second.where)}) with no scheduling point between, "
+            f"while {self.other.actor} may {describe_entry(self.other.entry)} ({_short(self.other.where)}) in "
+            f"between with no lock in common: re-explore with --granularity {finer}"
+        )
+
+
+def split_in_window(
+    mine: Sequence[Access], exposed: list[tuple[int, list[tuple[int, Access]]]], window: Window
+) -> SplitStep | None:
+    """Two of ``mine`` that accesses of the other actor, in epochs inside ``window``, conflict with unprotected."""
+    first, end = window
+    hit_first: tuple[Access, Access] | None = None
+    for position, unprotected in exposed:
+        other = next((b for epoch, b in unprotected if first <= epoch < end), None)
+        if other is None:
+            continue
+        if hit_first is None:
+            hit_first = (mine[position], other)
+        else:
+            return SplitStep(hit_first[0], mine[position], other)
+    return None
+
+
+_RELEASED = "lock-release"
+"""What a lab lock's release writes (``lock-release``, ``<lock>@<actor>``): no synchronisation for the epochs (a
+release there orders nothing), but for :func:`split_after_signal` a write of the lock, which lets a waiter in."""
+
+
+def split_after_signal(
+    actors: list[str],
+    sync: list[frozenset[Entry]],
+    footprints: Sequence[Footprint],
+    shared: dict[int, tuple[tuple[What, ...], tuple[Access, ...]]],
+) -> SplitStep | None:
+    """A step of this run that begins with an operation that lets another actor go on (a release, a set, a put, a
+    count-down: a write of a synchronisation object) and then accesses shared state, and an access of another actor
+    ordered after that operation but not after the actor's next one, which conflicts with it with no lock in
+    common. The explorer cannot put that access between the operation and the step's own access, which threads
+    can: the step must be split (a race between probes). A pair whose operations this run orders by a race the
+    explorer reverses (two acquisitions of a semaphore) is reported too: a little more than it must.
+
+    Happens-before is the one :meth:`Shape._sync_order` works out, over the operations only, with a lab lock's
+    release taken as the write of its lock it is. Steps with shared accesses and such an operation are few: most
+    runs end at the first loop.
+    """
+    entries: dict[int, frozenset[Entry]] = {}
+    for i, footprint in enumerate(footprints[: len(actors)]):
+        found = sync[i]
+        if _RELEASED in map(_THING, footprint):
+            found = found | {
+                ("lock", key.rpartition("@")[0], mode) for thing, key, mode in footprint if thing == _RELEASED
+            }
+        if found:
+            entries[i] = found
+    signals = [i for i in shared if i in entries and any(entry[2] == "w" for entry in entries[i])]
+    if not signals:
+        return None
+    clocks: dict[int, dict[str, int]] = {}
+    last: dict[str, int] = {}
+    writer: dict[tuple[str, str], int] = {}
+    readers: dict[tuple[str, str], list[int]] = {}
+    synced: dict[str, list[int]] = {}
+    for i in sorted(entries):
+        actor = actors[i]
+        before = last.get(actor)
+        clock = dict(clocks[before]) if before is not None else {}
+        joined: set[int] = set()
+        for thing, key, mode in entries[i]:
+            if (thing, key) in writer:
+                joined.add(writer[(thing, key)])
+            if mode == "w":
+                joined.update(readers.get((thing, key), ()))
+        for m in joined:
+            for who, tick in clocks[m].items():
+                if clock.get(who, -1) < tick:
+                    clock[who] = tick
+        for thing, key, mode in entries[i]:
+            if mode == "w":
+                writer[(thing, key)] = i
+                readers.pop((thing, key), None)
+            else:
+                readers.setdefault((thing, key), []).append(i)
+        clock[actor] = i
+        clocks[i] = clock
+        last[actor] = i
+        synced.setdefault(actor, []).append(i)
+    steps_of: dict[str, list[int]] = {}
+    for step in sorted(shared):
+        steps_of.setdefault(actors[step], []).append(step)
+    knowing: dict[tuple[str, str], list[int]] = {}  # (other, actor): the last step of actor each of other's knows
+    for signal in sorted(signals):
+        actor = actors[signal]
+        mine: dict[str, list[Access]] | None = None  # the step's accesses by what they touched, once needed
+        for other, theirs in synced.items():
+            if other == actor:
+                continue
+            known = knowing.get((other, actor))
+            if known is None:
+                known = knowing[(other, actor)] = [clocks[k].get(actor, -1) for k in theirs]
+            low, high = bisect_left(known, signal), bisect_right(known, signal)
+            if low == high:  # none of its operations follows this one without following the actor's next one
+                continue
+            begin, end = theirs[low], theirs[high] if high < len(theirs) else len(actors)
+            steps = steps_of.get(other, [])
+            if mine is None:
+                mine = {}
+                for own in shared[signal][1]:
+                    mine.setdefault(own[2][0], []).append(own)
+            for step in steps[bisect_left(steps, begin) : bisect_left(steps, end)]:
+                for access in shared[step][1]:
+                    entry = access[2]
+                    for own in mine.get(entry[0], ()):
+                        if entries_conflict(own[2], entry) and not own[4] & access[4]:
+                            operation = min(entry for entry in entries[signal] if entry[2] == "w")
+                            return SplitStep(own, own, access, describe_entry(operation))
+    return None
+
+
+def _short(where: tuple[str, int]) -> str:
+    path, line = where
+    return f"{path.rsplit('/', 1)[-1]}:{line}"

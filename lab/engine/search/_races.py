@@ -1,0 +1,193 @@
+"""Races of one run, and the plans that reverse them: the step of optimal DPOR that follows every run.
+
+After a run, every *race* -- two conflicting steps of different actors, the second ordered after the first by
+nothing but their conflict -- is reversed by planning, at the decision before the first, the sequence of steps
+that leads to the second one first: the steps between them that do not happen after the first, then the second
+(Abdulla, Aronis, Jonsson and Sagonas, "Optimal Dynamic Partial Order Reduction", POPL 2014). The plan goes into
+that decision's wakeup tree (:mod:`lab.engine.search._tree`), unless an actor asleep there already covers it.
+
+Races are found incrementally: happens-before by vector clocks, and an index of the latest access to each piece of
+state by each actor (:class:`lab.engine.search._happens_before.History`), which gives each step the last
+conflicting step of every other actor without scanning the run. Only the steps this run added are asked about; the
+prefix it replayed keeps the clocks of the run before, unless a footprint there came out different.
+
+A race between two critical sections of one lock cannot be reversed where it lies (the second actor cannot take
+the lock while the first holds it): the order to reverse is the two acquisitions, so the plan is made at the step
+where the holder took the lock (:meth:`Races.plan_reversal`).
+"""
+
+from __future__ import annotations
+
+from lab.engine.core._footprint import Footprint
+from lab.engine.core._run import RunResult
+from lab.engine.search._happens_before import History, shared_things
+from lab.engine.search._tree import Conflict, Event, Node, insert, weak_initial
+
+_NO_CLOCK: dict[str, int] = {}  # the clock before an actor's first step (read, never written)
+
+
+def record_executed(nodes: list[Node], first_new: int, run: RunResult) -> None:
+    """Take every step's footprint from this run (the prefix replayed the same steps; if a footprint differs
+    after all, the happens-before clocks from there on are recomputed rather than trusted)."""
+    stale = False
+    for k in range(min(len(nodes), len(run.step_footprints))):
+        footprint = run.step_footprints[k]
+        node = nodes[k]
+        if k < first_new and node.executed == footprint and not stale:
+            continue
+        stale = stale or k < first_new
+        node.executed = footprint
+        node.explored[node.chosen] = footprint
+        if node.wakeup and node.wakeup[0].actor == node.chosen:
+            node.wakeup[0].footprint = footprint  # what the branch being explored really touched
+        if stale:
+            node.clock = None
+
+
+class Races:
+    """Finds the races of a run on the search's path and plans their reversals, with one explorer's memo of
+    footprint conflicts."""
+
+    def __init__(self, conflict: Conflict) -> None:
+        self._conflict = conflict
+
+    def add_races(self, nodes: list[Node], first_new: int) -> None:
+        """Happens-before by vector clocks, and every race into each new step, found incrementally: an index of the
+        latest access to each piece of state by each actor gives, per step, the last conflicting step of every other
+        actor without scanning the run. Then the races of steps blocked actors never took. The index keeps only
+        what can order steps of different actors (:func:`shared_things`): the rest of a footprint races with
+        nothing."""
+        steps: list[Event] = []
+        for node in nodes:
+            if not node.chosen:
+                break
+            steps.append((node.chosen, node.step()))
+        end = len(steps)
+        untaken = end >= first_new and end > 0
+        if untaken:
+            last = nodes[end - 1]
+            relevant = shared_things(
+                steps + [(actor, fp) for actor, fp in last.pending.items() if actor != last.chosen]
+            )
+        else:
+            relevant = shared_things(steps)
+        last_clock: dict[str, dict[str, int]] = {}
+        history = History(relevant)
+        for k, (actor, taken) in enumerate(steps):
+            node = nodes[k]
+            clock = node.clock
+            if not taken:
+                if clock is None:
+                    clock = dict(last_clock.get(actor, _NO_CLOCK))
+                    clock[actor] = k
+                    node.clock = clock
+                last_clock[actor] = clock
+                continue
+            ask = clock is None or k >= first_new
+            latest = history.step(k, actor, taken, ask=ask)
+            if latest is not None:
+                before = last_clock.get(actor, _NO_CLOCK)
+                clock = dict(before)
+                for j in latest.values():
+                    earlier = nodes[j].clock or _NO_CLOCK
+                    for who, tick in earlier.items():
+                        if clock.get(who, -1) < tick:
+                            clock[who] = tick
+                clock[actor] = k
+                node.clock = clock
+                if latest and k >= first_new:
+                    self._races_into(nodes, k, latest, before)
+            last_clock[actor] = clock if clock is not None else _NO_CLOCK  # (never None here: asked when it was)
+        if untaken:
+            self._races_of_untaken(nodes, end, last_clock, history)
+
+    def _races_of_untaken(
+        self, nodes: list[Node], end: int, last_clock: dict[str, dict[str, int]], history: History
+    ) -> None:
+        """An actor that never ran again (blocked at the end, a deadlock) still has a next step: what it announced.
+        Race it against the steps taken, as if it came last."""
+        last = nodes[end - 1]
+        for actor, upcoming in last.pending.items():
+            if actor == last.chosen or not upcoming:
+                continue
+            latest = history.latest_conflicting(upcoming, actor)
+            self._races_into(nodes, end, latest, last_clock.get(actor, {}), untaken=(actor, upcoming))
+
+    def _races_into(
+        self, nodes: list[Node], k: int, latest: dict[str, int], before: dict[str, int], untaken: Event | None = None
+    ) -> None:
+        """Reverse every race into step ``k``: for each other actor, its last step ``j`` that conflicts with ``k``,
+        unless ``j`` already happens before ``k`` through another way -- the actor's own previous step, or the
+        last conflicting step of a third actor. Looking at the latest conflicting step alone would miss ``invoice``
+        reading a price that ``price`` wrote from the rate ``rate`` wrote."""
+        second: Event = untaken if untaken is not None else (nodes[k].chosen, nodes[k].step())
+        for who, j in latest.items():
+            reached = before.get(who, -1)
+            for other, i in latest.items():
+                if other != who:
+                    reached = max(reached, (nodes[i].clock or {}).get(who, -1))
+            if reached >= j:
+                continue  # ordered through a step in between: not a race of its own
+            self.plan_reversal(nodes, j, second, k)
+
+    def plan_reversal(self, nodes: list[Node], j: int, second: Event, at: int, depth: int = 0) -> None:
+        """Plan, at node ``j``, the steps that reverse the race between step ``j`` and ``second`` (at ``at``): the
+        steps after ``j`` that do not happen after it, then ``second`` -- unless a sleeping actor already covers
+        that sequence, or the wakeup tree there already plans it.
+
+        When that sequence would take a lock that is held at ``j`` (the race lies between two critical sections of
+        one lock), it cannot run there: the order to reverse is the two acquisitions, so the plan is made at the
+        step where the holder took the lock instead."""
+        node = nodes[j]
+        first = node.chosen
+        indexed = []  # the steps after j that do not happen after it (inline: this runs for every race)
+        sequence: list[Event] = []
+        for i in range(j + 1, min(at, len(nodes))):
+            step = nodes[i]
+            chosen = step.chosen
+            if chosen and (step.clock is None or step.clock.get(first, -1) < j):
+                indexed.append(i)
+                sequence.append((chosen, step.step()))
+        sequence.append(second)
+        if node.held and depth < 8:
+            for position, (actor, footprint) in enumerate(sequence):
+                taken = _locks_taken(footprint) & node.held.keys()
+                for lock in sorted(taken):
+                    holder = node.held[lock]
+                    if holder == actor:
+                        continue
+                    acquired = _acquisition(nodes, j, holder, lock)
+                    if acquired is not None:
+                        where = indexed[position] if position < len(indexed) else at
+                        self.plan_reversal(nodes, acquired, (actor, footprint), where, depth + 1)
+                    return
+        asleep = node.asleep()  # most have nothing asleep
+        if asleep is not None and any(weak_initial(sequence, q, fp, self._conflict) for q, fp in asleep.items()):
+            return  # an equivalent order begins with a sleeping actor: explored already
+        insert(node.wakeup, sequence, self._conflict)
+
+
+def _acquisition(nodes: list[Node], j: int, holder: str, lock: str) -> int | None:
+    """The step, at or before ``j``, where ``holder`` took ``lock``: the latest of its steps that writes the lock
+    while the holder did not hold it yet. A step of the holder's that writes the lock while holding it (its
+    release, a re-entrant acquisition) is not it: planning there would plan the other actor where the lock is
+    still held, a plan it cannot take, and the reversal would be lost."""
+    for i in range(j, -1, -1):
+        node = nodes[i]
+        if node.chosen == holder and node.held.get(lock) != holder and ("lock", lock, "w") in node.step():
+            return i
+    return None
+
+
+def _locks_taken(footprint: Footprint) -> set[str]:
+    """The locks a step takes, waiting while another actor holds them: a blocking acquisition (or one that waited).
+
+    Not a query (``locked()``, a read) nor an attempt that may fail (``acquire(blocking=False)``, or with a timeout,
+    marked ``lock-attempt``): those run while another actor holds the lock, and what they see there is an outcome of
+    its own, so the race is reversed where it is, not at the holder's acquisition."""
+    attempts = [key for kind, key, _mode in footprint if kind == "lock-attempt"]
+    return {
+        key
+        for kind, key, mode in footprint
+        if kind == "lock" and mode == "w" and not key.endswith(" (release)") and key not in attempts
+    }
