@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from lab.engine.search import _parallel as parallel
 from lab.engine.core import RunResult
 from lab.engine.search import FORKS, Branch, Explorer, Subtree, explore_work, split_work
+from lab.engine.search import _parallel as parallel
 from lab.errors import UsageError
 from lab.evidence.records.exploration import exploration_record
 from lab.scenarios.exploring import ScenarioExploration, explore_scenario, scenario_explorer

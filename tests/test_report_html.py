@@ -228,3 +228,60 @@ def test_the_page_in_a_real_browser(folder: Path, tmp_path: Path) -> None:
     header = shot.read_bytes()[:24]
     assert header[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">I", header[16:20])[0] == 1280
+
+
+_OVERFLOW_JS = """() => {
+    const width = document.documentElement.clientWidth;
+    const scrolls = (el) => {
+        for (let up = el.parentElement; up; up = up.parentElement) {
+            const x = getComputedStyle(up).overflowX;
+            if (x === "auto" || x === "scroll") return true;
+        }
+        return false;
+    };
+    const out = [];
+    for (const el of document.querySelectorAll("main *")) {
+        const box = el.getBoundingClientRect();
+        if (box.width === 0 || box.right <= width + 1 || scrolls(el)) continue;
+        out.push(el.tagName.toLowerCase() + "." + el.className + " right=" + Math.round(box.right));
+        if (out.length >= 5) break;
+    }
+    return {page: document.documentElement.scrollWidth, width: width, out: out};
+}"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("width", [390, 768, 1280])
+def test_the_page_reads_at_every_width(folder: Path, tmp_path: Path, width: int) -> None:
+    """At a phone's 390 px, a tablet's 768 and a desktop's 1280, nothing runs off the page: the page itself never
+    scrolls sideways, and whatever is wider than the screen (a timeline, a wide table) scrolls inside its own box.
+    Every failing box names the outcome it reached. A full-page screenshot of each width is written."""
+    _browser_or_skip()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        context = driver.chromium.launch_persistent_context(
+            str(tmp_path / "profile"),
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=BROWSER_FLAGS,
+            viewport={"width": width, "height": 900},
+        )
+        try:
+            context.set_default_timeout(20_000)
+            page = context.new_page()
+            page.goto((folder / "report.html").as_uri(), wait_until="load")
+            found = page.evaluate(_OVERFLOW_JS)
+            assert found["out"] == [] and found["page"] <= found["width"], found
+            timeline = page.locator("#scenario-out_of_order_commit .timeline").first
+            assert timeline.is_visible()
+            boxes = page.locator(".counterexample")
+            assert boxes.count() >= 1
+            for index in range(boxes.count()):
+                reached = boxes.nth(index).locator(".reached")
+                assert "slow=COMMITTED" in reached.inner_text(), reached.inner_text()
+            page.screenshot(path=str(tmp_path / f"report-{width}.png"), full_page=True)
+        finally:
+            context.close()
+    assert (tmp_path / f"report-{width}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -111,7 +111,11 @@ def test_each_forbidden_outcome_gets_a_picture_of_its_shortest_counterexample() 
     settings = {"granularities": ["probe"], "preemption_bound": None, "max_schedules": 20_000}
     section = "\n".join(exploration_section(settings, [(rel, record)], None, {"race_two_requests": ["slow", "fast"]}))
     assert section.count("```mermaid") == 1
-    assert f"The shortest counterexample, FORBIDDEN: {found.rows[-1].reason}: `{found.replay_command}`" in section
+    reached = "fast=COMMITTED, slow=COMMITTED, tickets=same, version=3"
+    assert (
+        f"The shortest counterexample, FORBIDDEN: {found.rows[-1].reason} (reached {reached}): `{found.replay_command}`"
+        in section
+    )
     picture = section[section.index("```mermaid") :]
     assert "participant a0 as slow" in picture and "preempted at choice" in picture
     # without the actors (older callers), the section has no picture

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.engine.sync import _standard as standard
 from lab.engine.core import DecisionPoint, RunStatus, Scheduler
+from lab.engine.sync import _standard as standard
 from lab.engine.sync import scheduler_aware_primitives
 from lab.errors import ScheduleError
 from lab.scenarios.exploring import ExploreVerdict, explore_scenario

@@ -12,6 +12,7 @@ another file of the folder imports and that declares no scenario: it is a helper
 from __future__ import annotations
 
 import contextlib
+import difflib
 import importlib.util
 import inspect
 import os
@@ -205,7 +206,46 @@ def _check_table(cls: type[Scenario]) -> str:
                 return f"blocked_on names {name!r}, which is not an actor ({', '.join(cls.actors)})"
         if row.exact and row.expect.get("run") not in RUN_STATUSES:
             return f"only(run=...) is {' or '.join(RUN_STATUSES)}"
+        problem = _unknown_key(cls, row)
+        if problem:
+            return problem
     return ""
+
+
+def _unknown_key(cls: type[Scenario], row: Outcome) -> str:
+    """A row key that is surely a mistake: a method left without ``@actor``, or a misspelt actor.
+
+    A key of a row is an actor, ``run``, or a key ``observe()`` returns; only a run can say which keys
+    ``observe()`` returns, so a misspelt actor (``midle`` for ``middle``) would otherwise be compared as state
+    ("got <not observed>") while the real actor goes unchecked. Two mistakes are certain before any run: the key
+    names a method of the class that is not an actor, or it is close to an actor's name and ``observe()`` never
+    spells it (its source holds no string of that name).
+    """
+    observe_source = _source_of(cls.observe) if cls.observe is not Scenario.observe else ""
+    for key in row.expect:
+        if key == "run" or key in cls.actors:
+            continue
+        member = inspect.getattr_static(cls, key, None)
+        if inspect.isfunction(member) and not _spelt_in(key, observe_source):
+            return f"outcomes names {key!r}, a method that is not an actor: decorate {key}() with @actor"
+        near = difflib.get_close_matches(key, cls.actors, n=1, cutoff=0.75)
+        if near and not _spelt_in(key, observe_source):
+            return (
+                f"outcomes names {key!r}, which is neither an actor nor a key observe() returns;"
+                f" did you mean {near[0]!r}?"
+            )
+    return ""
+
+
+def _source_of(function: object) -> str:
+    try:
+        return inspect.getsource(function)  # type: ignore[arg-type]
+    except (OSError, TypeError):
+        return ""
+
+
+def _spelt_in(key: str, source: str) -> bool:
+    return f'"{key}"' in source or f"'{key}'" in source or f"{key}=" in source
 
 
 def _stray_actor(namespace: dict[str, object]) -> str:

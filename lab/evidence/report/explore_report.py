@@ -106,8 +106,8 @@ def _pictures(record: Mapping[str, Any], actors: Sequence[str]) -> list[str]:
         if failing.shortest:
             title, ending = "The shortest counterexample", f"ends {_outcome(example['observed'])}: {failing.title}"
         else:
-            title, ending = "The first schedule found to reach it", failing.title
-        lines += ["", f"{title}, {_cell(failing.title)}: `{failing.replay}`", ""]
+            title, ending = "The first schedule found to reach it", f"ends {failing.reached}: {failing.title}"
+        lines += ["", f"{title}, {_cell(failing.title)} (reached {_cell(failing.reached)}): `{failing.replay}`", ""]
         lines += ["```mermaid", schedule_diagram(failing.schedule, actors, ending).rstrip("\n"), "```"]
     return lines
 

@@ -18,9 +18,12 @@ from lab.scenarios.outcomes import FAILING_GRADES, UNDECLARED, Grade
 
 @dataclass(frozen=True)
 class Failing:
-    """One failing schedule to draw: what it reached, the schedule, whether it is the shortest, and its replay."""
+    """One failing schedule to draw: why it fails, the outcome it reached (``slow=COMMITTED, fast=COMMITTED``; every
+    box names it, an undeclared one above all, whose reason says nothing of what was reached), the schedule,
+    whether it is the shortest, and its replay."""
 
     title: str
+    reached: str
     schedule: str
     shortest: bool
     replay: str
@@ -33,13 +36,30 @@ def failing_schedules(record: Mapping[str, Any]) -> list[Failing]:
     covered = -1
     if example is not None:
         covered = next((i for i, row in enumerate(record["rows"]) if _is_for(row, example)), -1)
-        found.append(Failing(str(example["why"]), str(example["schedule"]), True, str(record["replay_command"])))
+        found.append(
+            Failing(
+                str(example["why"]),
+                reached_text(example["observed"]),
+                str(example["schedule"]),
+                True,
+                str(record["replay_command"]),
+            )
+        )
     for index, row in enumerate(record["rows"]):
         if index == covered or row["grade"] not in FAILING_GRADES or not row["schedules"] or not row["example"]:
             continue
         command = replay_command(record["name"], row["example"], record["granularity"], record["variant"])
-        found.append(Failing(f"{row['grade']}: {row['reason']}", str(row["example"]), False, command))
+        title = f"{row['grade']}: {row['reason']}"
+        found.append(Failing(title, reached_text(row["expect"]), str(row["example"]), False, command))
     return found
+
+
+def reached_text(observed: object) -> str:
+    """An outcome as ``key=value`` pairs in key order (``run=FINISHED`` left out: a failing box says when not)."""
+    if not isinstance(observed, Mapping):
+        return ""
+    pairs = [f"{key}={observed[key]}" for key in sorted(observed) if not (key == "run" and observed[key] == "FINISHED")]
+    return ", ".join(pairs) or "(nothing observed)"
 
 
 def _is_for(row: Mapping[str, Any], example: Mapping[str, Any]) -> bool:

@@ -73,6 +73,7 @@ def _exploration(rel: str, record: Mapping[str, Any], actors: Sequence[str]) -> 
         parts += [
             f'<div class="counterexample"><h4>{esc(failing.title)}</h4><p class="note">{which}: '
             f"<code>{esc(failing.schedule)}</code></p>",
+            f'<p class="reached">Reached: <code>{esc(failing.reached)}</code></p>',
             strip_html(failing.schedule, actors),
             f"<p>Replay: <code>{esc(failing.replay)}</code></p>",
         ]
