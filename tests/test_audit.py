@@ -171,7 +171,7 @@ class TestCleanFolder:
     ) -> None:
         """The engine, runner or evidence code differing from the judge is a problem; --accept-drift records it."""
         checkout = Path(shutil.copytree(pristine / "sources", tmp_path / "checkout"))
-        (checkout / "lab" / "engine" / "scheduler.py").write_text("# changed\n", encoding="utf-8")
+        (checkout / "lab" / "engine" / "core" / "_scheduler.py").write_text("# changed\n", encoding="utf-8")
         code, report = _report(pristine, "--no-rerun", "--checkout", str(checkout), capsys=capsys)
         assert code == 1
         assert _named(report, "sources/", "the lab's machinery differs from the auditing checkout")
