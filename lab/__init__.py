@@ -41,7 +41,7 @@ from lab.sessions.stores.sqlite import SqliteStore
 from lab.sessions.transactional import AskResult, AskStatus, TransactionalChat
 from lab.sessions.versioned import CommitStatus, Ticket, VersionedSession
 from lab.transport.contract import FailureKind, Reply, Transport, TransportFailure
-from lab.transport.scripted import Held, ScriptedTransport, replies
+from lab.transport.scripted import Held, Pause, ScriptedTransport, Stream, StreamEnd, replies
 
 __version__ = "0.1.0"
 
@@ -71,6 +71,7 @@ __all__ = [
     "LiveHistoryTicketSession",
     "Message",
     "Outcome",
+    "Pause",
     "Pin",
     "PostgresStore",
     "ReceiptsAfterVersionSession",
@@ -82,6 +83,8 @@ __all__ = [
     "ScriptedTransport",
     "SqliteStore",
     "StoreError",
+    "Stream",
+    "StreamEnd",
     "Ticket",
     "TransactionalChat",
     "Transport",

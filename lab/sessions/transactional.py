@@ -18,7 +18,14 @@ connection failed, body over its cap        IO                     unchanged
 body not JSON, fields missing               PARSE                  unchanged
 no reply, or empty, blank or null content   EMPTY                  unchanged
 ``length``, missing or other finish reason  INCOMPLETE             unchanged
+the caller stopped a streamed reply         CANCELLED              unchanged
 ==========================================  =====================  ===========================
+
+Built with ``stream=True``, the request asks for a streamed reply and ``ask`` may show it while it arrives
+(``on_delta``) or stop it (``should_stop``). The chunks go into the transport's candidate, never into the history:
+only a stream that ended comes back as a reply, and it is judged by the same table (a cut or oversized stream is
+IO, a stalled one TIMEOUT, a stopped one CANCELLED, a ``length`` ending INCOMPLETE). A ``KeyboardInterrupt`` while
+the reply streams leaves the same way: nothing was committed, and the candidate is gone with the call.
 
 ``ask`` holds the session's lock for the whole call, transport included: one session answers one question at a
 time. That is the article's design and its cost (a slow request blocks every later one) is a lesson of the lab.
@@ -41,7 +48,8 @@ from enum import StrEnum
 from lab.errors import ArgumentTypeError, UsageError
 from lab.hooks import Probe, no_probe
 from lab.messages import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, ChatRequest, Message, Role, chat_request
-from lab.transport.contract import Reply, Transport, TransportFailure
+from lab.transport.contract import OnDelta, Reply, ShouldStop, StreamingTransport, Transport, TransportFailure
+from lab.transport.streaming import streaming_request
 
 DEFAULT_MAX_PAIRS = 4
 DEFAULT_MAX_REQUEST_BYTES = 16_000
@@ -60,6 +68,7 @@ class AskStatus(StrEnum):
     PARSE = "PARSE"
     EMPTY = "EMPTY"
     INCOMPLETE = "INCOMPLETE"
+    CANCELLED = "CANCELLED"
 
 
 @dataclass(frozen=True)
@@ -104,10 +113,17 @@ class TransactionalChat:
         max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
         lock: AbstractContextManager[object] | None = None,
         probe: Probe = no_probe,
+        stream: bool = False,
     ) -> None:
         if max_pairs < 0:
             raise UsageError(f"max_pairs must be >= 0, not {max_pairs}")
+        self._streamer: StreamingTransport | None = None
+        if stream:
+            if not isinstance(transport, StreamingTransport):
+                raise UsageError(f"stream=True needs a transport that can stream; {type(transport).__name__} cannot")
+            self._streamer = transport  # checked once here: the protocol check is costly under line recording
         self._transport = transport
+        self.stream = stream
         self.model = model
         self.system_prompt = system_prompt
         self.max_pairs = max_pairs
@@ -125,19 +141,42 @@ class TransactionalChat:
         return self._committed
 
     def build_request(self, history: tuple[Message, ...] | list[Message]) -> ChatRequest:
-        """The request for ``history`` (whose last message is the question): system prompt first, never trimmed."""
-        return chat_request(history, model=self.model, system_prompt=self.system_prompt)
+        """The request for ``history`` (whose last message is the question): system prompt first, never trimmed.
 
-    def ask(self, question: str) -> AskResult:
-        """Ask ``question`` on a candidate copy; commit the candidate plus the answer only if the reply is valid."""
+        With ``stream=True`` it asks for a stream, and the budget measures that body (``"stream":true`` included)."""
+        request = chat_request(history, model=self.model, system_prompt=self.system_prompt)
+        return streaming_request(request) if self.stream else request
+
+    def ask(
+        self,
+        question: str,
+        *,
+        on_delta: OnDelta | None = None,
+        should_stop: ShouldStop | None = None,
+        request_id: str | None = None,
+    ) -> AskResult:
+        """Ask ``question`` on a candidate copy; commit the candidate plus the answer only if the reply is valid.
+
+        Streaming only: ``on_delta`` sees each piece as it arrives, ``should_stop`` may stop the stream
+        (CANCELLED); ``request_id`` travels to the provider as the idempotency key.
+        """
         if not isinstance(question, str):
             raise ArgumentTypeError.naming("ask()", "question", "a str", question)
         self._probe("ask:enter")
         with self._lock:
             self._probe("ask:locked")
-            return self._ask_locked(question)
+            return self._ask_locked(question, on_delta, should_stop, request_id)
 
-    def _ask_locked(self, question: str) -> AskResult:
+    def _send(
+        self, request: ChatRequest, on_delta: OnDelta | None, should_stop: ShouldStop | None, request_id: str | None
+    ) -> Reply:
+        if self._streamer is not None:
+            return self._streamer.stream(request, on_delta=on_delta, should_stop=should_stop, request_id=request_id)
+        return self._transport.send(request)
+
+    def _ask_locked(
+        self, question: str, on_delta: OnDelta | None, should_stop: ShouldStop | None, request_id: str | None
+    ) -> AskResult:
         if not question.strip():
             return AskResult(AskStatus.EMPTY_QUESTION, detail="the question is blank")
         user = Message(Role.USER, question)
@@ -161,7 +200,7 @@ class TransactionalChat:
 
         self._probe("ask:send")
         try:
-            reply = self._transport.send(request)
+            reply = self._send(request, on_delta, should_stop, request_id)
         except TransportFailure as failure:
             self._probe("ask:return")
             return AskResult(

@@ -67,6 +67,8 @@ from lab.errors import ArgumentTypeError, UsageError
 from lab.hooks import Probe, no_probe
 from lab.messages import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, ChatRequest, Message, Role, chat_request
 from lab.sessions.stores import RowState, Store, store_label
+from lab.transport.contract import Reconcilable, TransportFailure
+from lab.transport.streaming import streaming_request
 
 DEFAULT_MAX_ROUNDS = 2
 DEFAULT_RECEIPT_CAPACITY = 64
@@ -81,6 +83,9 @@ class CommitStatus(StrEnum):
     ID_CONFLICT = "ID_CONFLICT"
     INVALID = "INVALID"
     FOREIGN = "FOREIGN"
+    UNKNOWN = "UNKNOWN"
+    """``reconcile`` only: the provider's record has no finished answer for the request (or there is no record to
+    ask). Nothing changed, and the request's fate stays unknown: it may still have been processed and billed."""
 
 
 class _Identity:
@@ -151,11 +156,15 @@ class Ticket(_Stamped):
     question: str
     history: tuple[Message, ...]
 
-    def to_request(self, *, model: str = DEFAULT_MODEL, system_prompt: str = DEFAULT_SYSTEM_PROMPT) -> ChatRequest:
-        """The chat request to send for this ticket: system prompt, the snapshot's pairs, then the question."""
-        return chat_request(
+    def to_request(
+        self, *, model: str = DEFAULT_MODEL, system_prompt: str = DEFAULT_SYSTEM_PROMPT, stream: bool = False
+    ) -> ChatRequest:
+        """The chat request to send for this ticket: system prompt, the snapshot's pairs, then the question
+        (``stream=True``: the same request asking for a streamed reply)."""
+        request = chat_request(
             [*self.history, Message(Role.USER, self.question)], model=model, system_prompt=system_prompt
         )
+        return streaming_request(request) if stream else request
 
     def __copy__(self) -> Ticket:
         return self
@@ -299,6 +308,37 @@ class VersionedSession:
                 # Durable only: another process committed between our read and our write. Read and decide again,
                 # in a step of its own: a third commit may come in between here too.
                 self._probe("commit:raced")
+
+    def is_current(self, ticket: Ticket) -> bool:
+        """True while ``ticket``'s version is still the session's: an answer built on it could still commit.
+
+        Early STALE: asked while a slow reply streams, ``False`` means that reply will be refused whatever it says,
+        so the caller may stop it now and pay for fewer tokens. It reads the version under the lock (durable: the
+        row), and a ``True`` is a hint, not a promise: another commit may land before this one.
+        """
+        self._check_commit(ticket, None, None)
+        with self._lock:
+            self._load(None)
+            return ticket.version == self._version
+
+    def reconcile(self, ticket: Ticket, provider: Reconcilable) -> CommitStatus:
+        """After a timeout or a cancel: ask the provider's record what became of ``ticket``'s request, and commit
+        what it finished through the ordinary :meth:`commit` (COMMITTED, STALE, DUPLICATE, ...).
+
+        No second request is sent: a lookup generates nothing and bills nothing. When the provider has no finished
+        answer, or offers no record to ask, or the lookup itself fails, the answer is UNKNOWN and nothing changes.
+        """
+        self._check_commit(ticket, None, None)
+        self._probe("reconcile:enter")
+        if not provider.can_reconcile:
+            return CommitStatus.UNKNOWN
+        try:
+            record = provider.lookup(ticket.request_id)
+        except TransportFailure:
+            return CommitStatus.UNKNOWN
+        if record is None:
+            return CommitStatus.UNKNOWN
+        return self.commit(ticket, record.content, record.finish_reason)
 
     @staticmethod
     def _check_begin(request_id: object, question: object) -> None:
