@@ -10,7 +10,8 @@ stand-ins installed for a run.
 
 from __future__ import annotations
 
-from lab.engine.sync._primitives import Barrier, Event, LabLock, Latch
+from lab.engine.sync._lock import LabLock
+from lab.engine.sync._primitives import Barrier, Event, Latch
 from lab.engine.sync._probes import ProbeHook, Probes
 from lab.engine.sync._standard import scheduler_aware_primitives
 

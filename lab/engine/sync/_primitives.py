@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import threading
 
-from lab.engine.core._footprint import EVERYTHING, Footprint, writes
+from lab.engine.core._footprint import Footprint, writes
 from lab.engine.core._scheduler import Scheduler
-from lab.errors import ScheduleError, UsageError
+from lab.errors import UsageError
 
 
 class _Primitive:
@@ -165,107 +165,3 @@ class _BarrierTripped:
     def describe(self) -> str:
         b = self._barrier
         return f"barrier {b.name!r} has {b.arrived} of {b.parties} parties"
-
-
-class LabLock(_Primitive):
-    """A non-reentrant mutual-exclusion lock whose acquire and release are scheduling points.
-
-    Inject it into the session under test (``VersionedSession(..., lock=lab.lock("session"))``) and every contended
-    acquire shows in the trace, with the holder named in a deadlock report.
-    """
-
-    kind = "lock"
-
-    def __init__(self, scheduler: Scheduler, name: str) -> None:
-        super().__init__(scheduler, name)
-        self.holder: str | None = None
-        # Acquisitions race with each other; a release only lets a waiter in. Since a waiter is not offered as a
-        # choice until the lock is free (the acquire is gated), no order is lost by letting a release commute with
-        # every acquisition and release, and the race the explorer must reverse is the one between the two
-        # acquisitions. Only a query (locked()) sees a release: each actor's releases write an entry of their own,
-        # which no other release or acquisition touches, and a query reads them all.
-        self._release_footprints: dict[str, Footprint] = {}
-
-    def locked(self) -> bool:
-        """True while some thread holds the lock (for the explorer, a read of its acquisitions and releases)."""
-        if self._actor() is not None:
-            names = self._scheduler.actor_names
-            self._scheduler.touch(
-                frozenset(
-                    {("lock", self.name, "r"), *(("lock-release", _released_by(self.name, who), "r") for who in names)}
-                )
-            )
-        return self.holder is not None
-
-    def acquire(self) -> bool:
-        """Take the lock, waiting while another actor holds it; acquiring it twice deadlocks, as a Lock does."""
-        me = self._actor()
-        if me is None:
-            if self.holder in self._scheduler.actor_names:
-                raise ScheduleError(f"lock {self.name!r} is still held by actor {self.holder}, which did not finish")
-            with self._condition:
-                self._condition.wait_for(lambda: self.holder is None)
-                self.holder = threading.current_thread().name
-            return True
-        if self.holder is not None:  # the trace says so; the actor is not offered as a choice until the lock is free
-            self._scheduler.record("lock.wait", self.name, {"holder": self.holder})
-        self._scheduler.point(self.footprint, gate=_LockFree(self))
-        if self.holder is not None:  # only when the run is being stopped
-            self._scheduler.block(_LockFree(self))
-        self.holder = me
-        self._scheduler.lock_taken(self.name)
-        self._scheduler.record("lock.acquire", self.name)
-        return True
-
-    def release(self) -> None:
-        """Give the lock up; only its holder may."""
-        me = self._actor()
-        if me is None:
-            with self._condition:
-                self.holder = None
-                self._condition.notify_all()
-            return
-        if self.holder != me:  # RuntimeError, as threading.Lock.release raises: code under test may catch that
-            raise RuntimeError(f"{me} cannot release lock {self.name!r}: it is held by {self.holder}")
-        if self._scheduler.aborted:  # unwinding a stopped run: free it quietly
-            self._scheduler.lock_given(self.name)
-            self.holder = None
-            return
-        try:
-            executes = self._release_footprints.get(me)
-            if executes is None:
-                executes = self._release_footprints[me] = writes("lock-release", _released_by(self.name, me))
-            self._scheduler.point(EVERYTHING, executes=executes)
-        finally:  # a run stopped at this point still frees the lock, so no one is left holding it
-            self.holder = None
-            # given once the release runs, not before its point: there the actor still holds it, and the explorer
-            # moves a race whose reversal takes it to the holder's acquisition (a waiter cannot take it there)
-            self._scheduler.lock_given(self.name)
-        self._scheduler.record("lock.release", self.name)
-
-    def __enter__(self) -> LabLock:
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.release()
-
-    def __repr__(self) -> str:
-        return f"<LabLock {self.name} {'held by ' + self.holder if self.holder else 'free'}>"
-
-
-def _released_by(lock: str, actor: str) -> str:
-    """The key of ``actor``'s releases of ``lock`` (a ``lock-release`` entry: no acquisition, and no synchronisation
-    for the atomicity check, only what a query reads)."""
-    return f"{lock}@{actor}"
-
-
-class _LockFree:
-    def __init__(self, lock: LabLock) -> None:
-        self._lock = lock
-
-    def ready(self) -> bool:
-        return self._lock.holder is None
-
-    def describe(self) -> str:
-        return f"lock {self._lock.name!r} held by {self._lock.holder}"

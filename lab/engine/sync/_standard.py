@@ -70,6 +70,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from lab.engine.core._scheduler import Scheduler
+from lab.engine.sync._lock import Lock
+from lab.engine.sync._rlock import RLock
 from lab.engine.sync._standard_base import (
     _CALLS_ON_BEHALF,
     _CLOCK_READ,
@@ -90,7 +92,6 @@ from lab.engine.sync._standard_base import (
     _wait,
 )
 from lab.engine.sync._standard_events import Condition, Event
-from lab.engine.sync._standard_locks import Lock, RLock
 from lab.engine.sync._standard_queues import LifoQueue, PriorityQueue, Queue, SimpleQueue
 from lab.engine.sync._standard_semaphores import Barrier, BoundedSemaphore, Semaphore
 from lab.errors import ScheduleError

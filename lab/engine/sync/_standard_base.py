@@ -91,7 +91,12 @@ class _Run:
             if actor.name == me or actor.state == "done":
                 continue
             waiting = actor.waiting
-            if actor.state != "blocked" or waiting is None:
+            if actor.state != "blocked":
+                gate = actor.gate  # an acquisition of a held lock is not a step it can take
+                if gate is None or gate.ready():
+                    return True
+                continue
+            if waiting is None:
                 return True
             if waiting.condition() if isinstance(waiting, _Timed) else waiting.ready():
                 return True

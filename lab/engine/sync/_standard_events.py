@@ -7,6 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 from lab.engine.core._footprint import writes
+from lab.engine.sync._lock import StandInLock
+from lab.engine.sync._rlock import RLock
 from lab.engine.sync._standard_base import (
     _REAL_ALLOCATE_LOCK,
     _REAL_CONDITION,
@@ -19,14 +21,13 @@ from lab.engine.sync._standard_base import (
     _touch,
     _wait,
 )
-from lab.engine.sync._standard_locks import RLock, _StandInLock
 
 
 class Condition(_REAL_CONDITION):
     """The stand-in for ``threading.Condition``: waits and notifies are scheduling points inside actors."""
 
     def __new__(cls, lock: Any = None) -> Any:
-        if cls is Condition and ((lock is not None and not isinstance(lock, _StandInLock)) or _caller_keeps_real(1)):
+        if cls is Condition and ((lock is not None and not isinstance(lock, StandInLock)) or _caller_keeps_real(1)):
             return _REAL_CONDITION(lock)  # a lock the lab cannot see, or the machinery's own condition
         return super().__new__(cls)
 
@@ -35,7 +36,7 @@ class Condition(_REAL_CONDITION):
         if lock is None:
             lock = RLock(f"{self.lab_name}.lock")
         super().__init__(lock)
-        self._lab_lock: _StandInLock = lock
+        self._lab_lock: StandInLock = lock
         self.lab_footprint = writes("condition", self.lab_name) | lock.lab_footprint
 
     def wait(self, timeout: float | None = None) -> bool:
