@@ -34,6 +34,7 @@ from typing import Any
 
 from rich.console import Console
 
+from lab.engine.core import RunStatus
 from lab.engine.record import instrumented_function
 from lab.engine.search import DEFAULT_MAX_SCHEDULES
 from lab.errors import LabError, UsageError
@@ -43,6 +44,7 @@ from lab.scenarios.explaining import Explanation
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario, replay_scenario
 from lab.scenarios.loader import LoadedScenario
 from lab.scenarios.outcomes import Outcome, acceptable, forbidden, interesting
+from lab.scenarios.results import Verdict
 
 Check = Callable[[Any], Mapping[str, bool] | Iterable[tuple[str, bool]]]
 Raises = Mapping[str, type[BaseException] | tuple[type[BaseException], ...]]
@@ -61,11 +63,14 @@ class ExplorationFailed(LabError, AssertionError):
     ``found`` is the whole :class:`~lab.scenarios.exploring.ScenarioExploration` (verdict, executions, outcomes).
 
     It is an :class:`AssertionError` so pytest reports it as a failed test, not an error in the test, and a
-    :class:`~lab.errors.LabError` so a command turns it into one line."""
+    :class:`~lab.errors.LabError` so a command turns it into one line. ``found`` is ``None`` when the failure is a
+    saved schedule replayed before any search (``replay_first``): no exploration ran."""
 
-    def __init__(self, message: str, found: ScenarioExploration) -> None:
+    def __init__(self, message: str, found: ScenarioExploration | None, schedule: str = "") -> None:
         super().__init__(message)
         self.found = found
+        self.schedule = schedule or (found.counterexample.schedule if found and found.counterexample else "")
+        """The failing schedule (``""`` when the search found none to name): what a regression pin replays."""
 
 
 def explore_code(
@@ -83,6 +88,7 @@ def explore_code(
     strategy: str = "portfolio",
     seed: int = 0,
     seconds: float | None = DEFAULT_SECONDS,
+    replay_first: str = "",
 ) -> ScenarioExploration:
     """Explore ``actors`` over the state ``setup`` builds; raise :class:`ExplorationFailed` (an AssertionError),
     readably, unless every schedule ended well.
@@ -103,7 +109,12 @@ def explore_code(
     ``max_schedules`` and ``seconds`` are the budgets: by default a minute, so that a test of a program whose
     executions are slow (a hundred threads) ends, INCOMPLETE and saying so, rather than after an hour;
     ``seconds=None`` lifts it.
+
+    ``replay_first`` is a schedule that failed before (the pytest plugin keeps each failing test's schedule, as
+    Hypothesis keeps its examples): it is replayed before any search, and if it still fails, that is the failure,
+    at once. A schedule that no longer replays (the code changed) or now passes is passed over, and the search runs.
     """
+    __tracebackhide__ = True
     found, loaded = _explore(
         setup=setup,
         actors=actors,
@@ -116,6 +127,7 @@ def explore_code(
         raises=dict(raises or {}),
         caller=2,
         search=(mode, strategy, seed, seconds),
+        replay_first=replay_first,
     )
     if found.verdict is ExploreVerdict.PASS:
         return found
@@ -160,7 +172,9 @@ def _explore(
     raises: dict[str, type[BaseException] | tuple[type[BaseException], ...]],
     caller: int,
     search: tuple[str, str, int, float | None] = ("find", "portfolio", 0, None),
+    replay_first: str = "",
 ) -> tuple[ScenarioExploration, LoadedScenario]:
+    __tracebackhide__ = True
     if not actors:
         raise UsageError("explore_code needs at least one actor")
     _check_table(actors, outcomes, raises)
@@ -176,6 +190,8 @@ def _explore(
     names = [m.__name__ if isinstance(m, types.ModuleType) else str(m) for m in under_test]
     cls = _scenario_class(setup, actors, check, home, names, name or f"explore_{frame.function}", outcomes, raises)
     loaded = LoadedScenario(cls.__name__, Path(frame.filename), cls, cls.__doc__ or "")
+    if replay_first:
+        _replay_saved(loaded, replay_first, granularity)
     mode, strategy, seed, seconds = search
     found = explore_scenario(
         loaded,
@@ -187,6 +203,28 @@ def _explore(
         seconds=seconds,
     )
     return found, loaded
+
+
+def _replay_saved(loaded: LoadedScenario, schedule: str, granularity: str) -> None:
+    """Raise :class:`ExplorationFailed` if ``schedule`` replays and still fails; else return, and the search runs."""
+    __tracebackhide__ = True
+    try:
+        replayed = replay_scenario(loaded, schedule, granularity=granularity, watch_states=True)
+    except LabError:  # the schedule no longer fits the code (a changed program): search afresh
+        return
+    if replayed.run_status == RunStatus.DIVERGED or replayed.verdict is Verdict.PASS:
+        return
+    why = "; ".join(
+        f"{check.name}: {check.reason}" if check.reason else check.name for check in replayed.checks if not check.passed
+    )
+    lines = [
+        f"{loaded.name}: FAIL on the failing schedule saved by an earlier run, replayed before any search",
+        f"why: {why}",
+        f"reached: {', '.join(f'{key}={value}' for key, value in replayed.outcomes.items())}",
+        f"schedule: {schedule}",
+        _render(replay_table(replayed, loaded.cls.actors)),
+    ]
+    raise ExplorationFailed("\n".join(lines), None, schedule)
 
 
 def _scenario_class(

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import linecache
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from rich.console import RenderableType
 from rich.table import Table
@@ -48,7 +51,7 @@ def _replay_rows(result: ScenarioResult, actors: Sequence[str]) -> list[tuple[st
             rows.append((str(event.step), event.actor, Text(event.describe(), style="bold")))
             continue
         rows.append((str(event.step), event.actor, _replay_cell(event)))
-        if event.step in states:
+        if states.get(event.step):  # a state row only where there is state to show
             state = ", ".join(f"{k}={v}" for k, v in states[event.step].items())
             rows.append(("", None, Text(f"state: {state}", style="cyan")))
     return rows
@@ -78,4 +81,15 @@ def _replay_cell(event: TraceEvent) -> Text:
         return Text(str(detail.get("text", "")), style="italic")
     if event.op == "probe":
         return Text(f"{event.obj} {detail.get('point')}", style="dim")
+    if event.op == "line":
+        return Text(_source_line(event.obj, detail.get("line")))
     return Text(event.describe())
+
+
+def _source_line(module: str, line: object) -> str:
+    """A line event as the person wrote it: ``bank.py:6  b = self.balance`` (the trace keeps the module's name and
+    the number; the text is looked up only to show it, from the module as loaded in this process)."""
+    filename = str(getattr(sys.modules.get(module), "__file__", "") or "")
+    text = linecache.getline(filename, line).strip() if filename and isinstance(line, int) else ""
+    where = f"{Path(filename).name if filename else module}:{line}"
+    return f"{where}  {text}" if text else where
