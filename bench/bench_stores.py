@@ -78,7 +78,7 @@ class Cell:
 
 def _connect(spec: str) -> Store:
     if spec.startswith("sqlite:"):
-        return SqliteStore(spec.removeprefix("sqlite:"), busy_timeout=10.0)
+        return SqliteStore(spec.removeprefix("sqlite:"), lock_timeout=10.0)
     store = open_store(spec)
     assert store is not None
     return store

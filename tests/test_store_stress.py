@@ -31,7 +31,7 @@ _BIG = 1_000_000  # keep every pair and every receipt, so that nothing lost can 
 
 def _connect(spec: str) -> Store:
     if spec.startswith("sqlite:"):
-        return SqliteStore(spec.removeprefix("sqlite:"), busy_timeout=30.0)
+        return SqliteStore(spec.removeprefix("sqlite:"), lock_timeout=30.0)
     store = open_store(spec)
     assert store is not None
     return store

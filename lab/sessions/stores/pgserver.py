@@ -64,6 +64,7 @@ class TemporaryPostgres:
         self._user: pwd.struct_passwd | None = None
         self.url = ""
         self.port = 0
+        self._options = ""
 
     def start(self) -> str:
         """Create and start the server; returns its URL (``postgresql://lab@127.0.0.1:PORT/postgres``)."""
@@ -98,6 +99,7 @@ class TemporaryPostgres:
                 f" -c max_connections={self._max_connections}"
                 + ("" if self._fsync else " -c fsync=off -c synchronous_commit=off -c full_page_writes=off")
             )
+            self._options = options
             started = self._run(
                 [
                     str(binaries / "pg_ctl"),
@@ -122,6 +124,17 @@ class TemporaryPostgres:
             raise StoreError(f"PostgreSQL did not start: {log.strip().splitlines()[-1] if log.strip() else '?'}")
         self.url = f"postgresql://lab@127.0.0.1:{self.port}/postgres"
         return self.url
+
+    def restart(self) -> None:
+        """Stop the server (fast shutdown: every connection is closed) and start it again on the same port and
+        data: what a live store sees when its server restarts."""
+        binaries = find_binaries()
+        if self._folder is None or binaries is None:
+            raise StoreError("the server is not running")
+        data = str(self._folder / "data")
+        self._run([str(binaries / "pg_ctl"), "-D", data, "-m", "fast", "-w", "stop"])
+        log = str(self._folder / "server.log")
+        self._run([str(binaries / "pg_ctl"), "-D", data, "-o", self._options, "-l", log, "-w", "-t", "30", "start"])
 
     def stop(self) -> None:
         """Stop the server (fast shutdown) and remove its folder. Safe to call twice."""

@@ -4,9 +4,22 @@ Same tables and transactions as the SQLite store (``lab_schema``, ``lab_sessions
 first use under an advisory lock so that two processes starting together do not race on ``CREATE TABLE``. One
 connection per store object (per worker), in autocommit mode with explicit transactions at READ COMMITTED.
 
-**Row locks.** A commit locks its session's row (``SELECT ... FOR UPDATE``) before the receipt lookup and the
-compare-and-set. It first asks with ``NOWAIT``; when another transaction holds the row it counts a lock wait
-(``lock_waits``, the number the benchmark reports) and then waits for it for real.
+**Bounded waits.** Every connection sets ``lock_timeout`` (5 s by default), ``statement_timeout`` (30 s) and
+``idle_in_transaction_session_timeout`` (60 s), each configurable in the URL's query
+(``postgresql://...?lock_timeout=2``, in seconds) or the constructor. A client frozen mid-commit therefore makes the
+others' commits fail after 5 s with one line ("session s1's row is held by another client for over 5 s"), not wait
+forever, and the server ends the frozen client's transaction after a minute. Opening a session that exists is a
+plain read, which never waits for a row lock (an ``INSERT ... ON CONFLICT`` would wait for the holder).
+
+**Row locks.** A commit locks its session's row (``SELECT ... FOR UPDATE``), reading the version and the receipt
+in the same statement, before the compare-and-set. It first asks with ``NOWAIT``; when another transaction holds
+the row it counts a lock wait (``lock_waits``, the number the benchmark reports) and then waits for it, up to the
+lock timeout. A commit that will be refused rolls back: no WAL record, no sync (:mod:`.commits`).
+
+**Errors and reconnecting.** Every driver error becomes one :class:`StoreError` line (:mod:`.failures`). A
+connection the server closed (a restart, a stop, an idle transaction ended) is reopened at the start of the next
+call; the call that failed is not retried, and a commit lost while its ``COMMIT`` was on its way says its outcome
+is unknown: the caller retries with the same request id, which is DUPLICATE if it had landed.
 
 **In the lab.** A database call that blocks on another actor must be a wait the scheduler sees, never a thread
 stuck in C (the watchdog would call it HUNG). The lab never parks an actor inside a transaction, so two actors'
@@ -26,11 +39,14 @@ import contextlib
 import secrets
 from collections.abc import Iterator
 from typing import Any, Protocol
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from lab.hooks import note_shared_access
 from lab.sessions.stores.commits import SqlCommits
-from lab.sessions.stores.store import SCHEMA_VERSION, RowState, StoreError, access_name, row_state
+from lab.sessions.stores.failures import Failure, check_text, first_line
+from lab.sessions.stores.options import IDLE_TIMEOUT, LOCK_TIMEOUT, STATEMENT_TIMEOUT, seconds
+from lab.sessions.stores.rows import row_state
+from lab.sessions.stores.store import SCHEMA_VERSION, RowState, StoreError, access_name
 from lab.sessions.stores.store import row_name as _row
 
 try:  # imported here, at import time: psycopg binds threading.Lock when it is first imported, and must get the real one
@@ -50,6 +66,14 @@ _SCHEMA = (
     " PRIMARY KEY (session, request_id))",
     "CREATE INDEX IF NOT EXISTS lab_receipts_by_seq ON lab_receipts (session, seq)",
 )
+_SETTINGS = {
+    "lock_timeout": ("lock_timeout", LOCK_TIMEOUT),
+    "statement_timeout": ("statement_timeout", STATEMENT_TIMEOUT),
+    "idle_timeout": ("idle_in_transaction_session_timeout", IDLE_TIMEOUT),
+}
+"""The settings a store's URL may carry: ours -> (the server's name for it, its default in seconds)."""
+_RECEIPT_COUNTS = "(SELECT max(seq) AS m, count(*) AS c, count(DISTINCT seq) AS d FROM lab_receipts WHERE session = %s)"
+_URL_FORM = "postgresql://USER@HOST:PORT/DB"
 
 
 class RowLockModel(Protocol):
@@ -77,13 +101,41 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, user + netloc[-1], parts.path, parts.query, parts.fragment))
 
 
+def split_url(url: str) -> tuple[str, dict[str, str]]:
+    """The URL to hand the driver, and the lab's own settings taken out of its query (``lock_timeout``,
+    ``statement_timeout``, ``idle_timeout``); the driver's own query settings (``sslmode``...) stay. A URL that
+    does not parse is one line, which never repeats the URL (it may hold a password)."""
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # a port that is not a number is found here
+    except ValueError as error:
+        raise StoreError(f"the PostgreSQL URL is malformed ({error}); write it as {_URL_FORM}") from None
+    ours: dict[str, str] = {}
+    theirs: list[tuple[str, str]] = []
+    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+        if key in _SETTINGS:
+            ours[key] = value
+        else:
+            theirs.append((key, value))
+    return urlunsplit(parts._replace(query=urlencode(theirs))), ours
+
+
 class PostgresStore(SqlCommits):
     """Sessions in one PostgreSQL database. ``name`` is what the explorer and evidence call it (default: the URL,
     less any password); ``row_lock`` is the lab's picture of the row lock (see the module docstring). With
     ``reuse=SLOT`` the store takes this process's kept connection for ``(url, SLOT)`` when it is idle, and keeps a
-    new one there otherwise: lessons reuse one connection per worker across the runs of an exploration."""
+    new one there otherwise: lessons reuse one connection per worker across the runs of an exploration.
+    ``lock_timeout``, ``statement_timeout`` and ``idle_timeout`` (seconds) override the URL's settings."""
 
-    RECEIPT_TAKEN = "SELECT 1 FROM lab_receipts WHERE session = %s AND request_id = %s"
+    READ = (
+        "SELECT s.version, s.history, r.question, r.answer,"
+        " (SELECT max(seq) FROM lab_receipts WHERE session = s.key) FROM lab_sessions s"
+        " LEFT JOIN lab_receipts r ON r.session = s.key AND r.request_id = %s WHERE s.key = %s"
+    )
+    LOCKED_ROW = (
+        "SELECT s.version, EXISTS (SELECT 1 FROM lab_receipts r WHERE r.session = s.key AND r.request_id = %s),"
+        f" n.m, n.c, n.d FROM lab_sessions s, {_RECEIPT_COUNTS} n WHERE s.key = %s FOR UPDATE OF s"
+    )
     COMPARE_AND_SET = "UPDATE lab_sessions SET version = version + 1, history = %s WHERE key = %s AND version = %s"
     OVERWRITE = "UPDATE lab_sessions SET version = %s, history = %s WHERE key = %s"
     STORE_RECEIPT = (
@@ -100,29 +152,56 @@ class PostgresStore(SqlCommits):
         name: str | None = None,
         row_lock: RowLockModel | None = None,
         connect_timeout: float = 5.0,
+        lock_timeout: float | None = None,
+        statement_timeout: float | None = None,
+        idle_timeout: float | None = None,
         reuse: str | None = None,
     ) -> None:
         if psycopg is None:
             raise StoreError("the PostgreSQL store needs psycopg 3: pip install 'concurrency-lab[postgres]'")
+        conninfo, settings = split_url(url)
         self._label = name if name is not None else public_url(url)
+        given: dict[str, float | None] = {
+            "lock_timeout": lock_timeout,
+            "statement_timeout": statement_timeout,
+            "idle_timeout": idle_timeout,
+        }
+        timeouts: dict[str, float] = {}
+        for key, (_server, default) in _SETTINGS.items():
+            chosen = given[key]
+            timeouts[key] = seconds(chosen if chosen is not None else settings.get(key, default), key, self._label)
+        self.lock_timeout = timeouts["lock_timeout"]
+        self.statement_timeout = timeouts["statement_timeout"]
+        self.idle_timeout = timeouts["idle_timeout"]
+        self._server_settings = tuple(
+            (server, str(max(1, round(timeouts[key] * 1000)))) for key, (server, _default) in _SETTINGS.items()
+        )
+        self._conninfo = conninfo
+        self._connect_timeout = max(1, int(connect_timeout))
+        self._slot = (url, reuse) if reuse is not None else None
         self._row_lock = row_lock
+        self._model_held = False
         self._holding = False
-        self._reused = reuse is not None
         self.lock_waits = 0
         try:
-            kept = _kept.get((url, reuse)) if reuse is not None else None
-            if kept is not None and not kept.closed and kept.info.transaction_status == _IDLE:
-                self._db: Any = kept  # this process's connection for that slot: the schema is known to be there
+            kept = _kept.get(self._slot) if self._slot is not None else None
+            if kept is not None and kept[1] == self._server_settings and _idle(kept[0]):
+                self._db: Any = kept[0]  # this process's connection for that slot: the schema is known to be there
                 return
-            self._db = psycopg.connect(url, autocommit=True, connect_timeout=max(1, int(connect_timeout)))
+            self._db = self._connect()
             self._ensure_schema()
-            if reuse is not None:
-                _kept[(url, reuse)] = self._db
         except psycopg.Error as error:
-            raise StoreError(
-                f"cannot use {public_url(url)} as a PostgreSQL store: "
-                f"{str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__}"
-            ) from None
+            raise StoreError(f"cannot use {public_url(url)} as a PostgreSQL store: {first_line(error)}") from None
+
+    def _connect(self) -> Any:
+        """A new connection with this store's timeouts set (kept in its slot when the store has one)."""
+        assert psycopg is not None
+        db = psycopg.connect(self._conninfo, autocommit=True, connect_timeout=self._connect_timeout)
+        names = ", ".join("set_config(%s, %s, false)" for _ in self._server_settings)
+        db.execute(f"SELECT {names}", [part for pair in self._server_settings for part in pair])
+        if self._slot is not None:
+            _kept[self._slot] = (db, self._server_settings)
+        return db
 
     @property
     def label(self) -> str:
@@ -148,31 +227,136 @@ class PostgresStore(SqlCommits):
                     f"version {SCHEMA_VERSION}"
                 )
 
+    # -- the hooks of SqlCommits ---------------------------------------------------------------------------------
+
+    def _prepare(self) -> None:
+        """Reopen a connection the server closed (a restart, a stop): the call that lost it said so; this one
+        starts afresh. Reopening is not retrying: nothing of the failed call is run again."""
+        if not (self._db.closed or self._db.broken) or self._holding:
+            return
+        assert psycopg is not None
+        try:
+            self._db = self._connect()
+        except psycopg.Error as error:
+            raise StoreError(
+                f"{self._label}: cannot reach the server ({first_line(error)}); nothing was done: try again when "
+                "it is back"
+            ) from None
+
+    def _begin_write(self, key: str, name: str) -> None:
+        """``BEGIN`` (within :meth:`row_held`, a savepoint of the open transaction), after taking the lab's
+        picture of the row lock when there is one. The row lock itself is taken by :meth:`_locked_row`."""
+        if self._holding:
+            self._db.execute("SAVEPOINT lab_write")
+            return
+        model = self._row_lock
+        if model is not None:
+            if model.locked() and self._row_is_locked(key):
+                self.lock_waits += 1  # the server says the row is held: the wait is real, and modelled below
+            model.acquire()
+            self._model_held = True
+        try:
+            self._db.execute("BEGIN")
+        except BaseException:
+            self._release_model()
+            raise
+
+    def _end_write(self, commit: bool) -> None:
+        try:
+            if self._holding:
+                self._db.execute("RELEASE SAVEPOINT lab_write" if commit else "ROLLBACK TO SAVEPOINT lab_write")
+            else:
+                self._db.execute("COMMIT" if commit else "ROLLBACK")
+        finally:
+            if not self._holding:
+                self._release_model()
+
+    def _final_commit(self) -> bool:
+        return not self._holding  # within row_held, the block's own COMMIT is the one that counts
+
+    def _release_model(self) -> None:
+        if self._model_held:
+            self._model_held = False
+            assert self._row_lock is not None
+            self._row_lock.release()
+
+    def _failure(self, error: BaseException) -> tuple[Failure, float] | None:
+        if psycopg is None or not isinstance(error, psycopg.Error):
+            return None
+        if isinstance(error, _errors.LockNotAvailable):
+            return Failure.HELD, self.lock_timeout
+        if isinstance(error, _errors.QueryCanceled):
+            return Failure.SLOW, self.statement_timeout
+        if isinstance(error, _errors.DiskFull):
+            return Failure.FULL, 0.0
+        if isinstance(error, _errors.ReadOnlySqlTransaction):
+            return Failure.READ_ONLY, 0.0
+        if self._db.closed or self._db.broken:
+            return Failure.LOST, 0.0
+        return Failure.OTHER, 0.0
+
+    def _read_locked(self, params: tuple[str, str, str], name: str) -> Any:
+        """Lock the row and read it in one statement: first with ``NOWAIT``; when another transaction holds the
+        row, count a lock wait and wait for it (up to the lock timeout). Where the lab models the lock, the holder
+        has let go already, so a refusal means a transaction outside the lab holds the row."""
+        try:
+            return self._db.execute(self.LOCKED_ROW + " NOWAIT", params).fetchone()
+        except _errors.LockNotAvailable:
+            if self._row_lock is not None or self._holding:
+                raise StoreError(
+                    f"{self._label}: session {name}'s row is locked by a transaction outside the lab"
+                ) from None
+        self.lock_waits += 1  # another transaction holds the row: wait for it, for real
+        self._db.execute("ROLLBACK")  # the refused statement ended the transaction: begin it again
+        self._db.execute("BEGIN")
+        return self._db.execute(self.LOCKED_ROW, params).fetchone()
+
+    def _row_is_locked(self, key: str) -> bool:
+        """Ask the server, without waiting, whether another transaction holds the row (and let go at once)."""
+        self._db.execute("BEGIN")
+        try:
+            self._db.execute("SELECT 1 FROM lab_sessions WHERE key = %s FOR UPDATE NOWAIT", (key,))
+        except _errors.LockNotAvailable:
+            return True
+        finally:
+            self._db.execute("ROLLBACK")
+        return False
+
+    # -- the operations --------------------------------------------------------------------------------------------
+
     def open_session(self, name: str) -> str:
-        """The key of session ``name``, creating its row on first use."""
+        """The key of session ``name``, creating its row on first use. Finding an existing row is a plain read,
+        which never waits for another client's row lock."""
+        check_text(self._label, "session name", name)
         note_shared_access(access_name(self._label), _row(name), "w")
-        self._db.execute(
-            "INSERT INTO lab_sessions (name, key) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
-            (name, secrets.token_hex(16)),
-        )
-        return str(self._db.execute("SELECT key FROM lab_sessions WHERE name = %s", (name,)).fetchone()[0])
+        with self._operation("opening", name):
+            found = self._db.execute("SELECT key FROM lab_sessions WHERE name = %s", (name,)).fetchone()
+            if found is not None:
+                return str(found[0])
+        with self._operation("opening", name, writes=True):
+            self._db.execute(
+                "INSERT INTO lab_sessions (name, key) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
+                (name, secrets.token_hex(16)),
+            )
+            return str(self._db.execute("SELECT key FROM lab_sessions WHERE name = %s", (name,)).fetchone()[0])
 
     def read(self, key: str, name: str, request_id: str | None = None) -> RowState:
-        """Version, history and one receipt in one statement (one snapshot, and no row lock: readers never wait)."""
+        """Version, history and one receipt in one statement (one snapshot, and no row lock: readers never wait),
+        checked (:mod:`.rows`)."""
+        if request_id is not None:
+            check_text(self._label, "request id", request_id)
         note_shared_access(access_name(self._label), _row(name), "r")
-        row = self._db.execute(
-            "SELECT s.version, s.history, r.question, r.answer FROM lab_sessions s LEFT JOIN lab_receipts r"
-            " ON r.session = s.key AND r.request_id = %s WHERE s.key = %s",
-            (request_id, key),
-        ).fetchone()
+        with self._operation("read", name):
+            row = self._db.execute(self.READ, (request_id, key)).fetchone()
         return row_state(row, self._label, name)
 
     def receipt_ids(self, key: str, name: str) -> tuple[str, ...]:
         """The remembered request ids, oldest first."""
         note_shared_access(access_name(self._label), _row(name), "r")
-        rows = self._db.execute(
-            "SELECT request_id FROM lab_receipts WHERE session = %s ORDER BY seq, request_id", (key,)
-        ).fetchall()
+        with self._operation("read", name):
+            rows = self._db.execute(
+                "SELECT request_id FROM lab_receipts WHERE session = %s ORDER BY seq, request_id", (key,)
+            ).fetchall()
         return tuple(str(row[0]) for row in rows)
 
     @contextlib.contextmanager
@@ -180,77 +364,45 @@ class PostgresStore(SqlCommits):
         """Hold session ``name``'s row locked in an open transaction until the block ends (then commit).
 
         What a worker does when it locks the session for the whole model call (pessimistic locking): every other
-        worker's commit waits for it. Reads do not wait (PostgreSQL's readers see the last committed row). This
-        store's own commits inside the block run in the open transaction.
+        worker's commit waits for it (up to its lock timeout). Reads do not wait (PostgreSQL's readers see the last
+        committed row). This store's own commits inside the block run in the open transaction.
         """
+        check_text(self._label, "session name", name)
         note_shared_access(access_name(self._label), _row(name), "w")
-        key = self._db.execute("SELECT key FROM lab_sessions WHERE name = %s", (name,)).fetchone()
-        if key is None:
-            raise StoreError(f"{self._label}: no session {name}")
-        with self._write_transaction(str(key[0]), name):
-            self._holding = True
-            try:
-                yield
-            finally:
-                self._holding = False
-
-    @contextlib.contextmanager
-    def _write_transaction(self, key: str, name: str) -> Iterator[None]:
-        """A transaction holding the row lock: within :meth:`row_held`, a savepoint of the open one."""
-        if self._holding:
-            with self._db.transaction():
-                yield
-            return
-        model = self._row_lock
-        if model is not None:
-            if model.locked() and self._row_is_locked(key):
-                self.lock_waits += 1  # the server says the row is held: the wait is real, and modelled below
-            model.acquire()
-        try:
-            with self._db.transaction():
-                self._lock_row(key, name, modelled=model is not None)
-                yield
-        finally:
-            if model is not None:
-                model.release()
-
-    def _lock_row(self, key: str, name: str, *, modelled: bool) -> None:
-        try:
-            with self._db.transaction():  # a savepoint: a refused NOWAIT leaves the transaction usable
-                self._db.execute("SELECT 1 FROM lab_sessions WHERE key = %s FOR UPDATE NOWAIT", (key,))
-            return
-        except _errors.LockNotAvailable:
-            if modelled:
-                raise StoreError(
-                    f"{self._label}: session {name}'s row is locked by a transaction outside the lab"
-                ) from None
-        self.lock_waits += 1  # another transaction holds the row: wait for it, for real
-        self._db.execute("SELECT 1 FROM lab_sessions WHERE key = %s FOR UPDATE", (key,))
-
-    def _row_is_locked(self, key: str) -> bool:
-        """Ask the server, without waiting, whether another transaction holds the row."""
-        try:
-            with self._db.transaction():
-                self._db.execute("SELECT 1 FROM lab_sessions WHERE key = %s FOR UPDATE NOWAIT", (key,))
-        except _errors.LockNotAvailable:
-            return True
-        return False
+        with self._operation("hold", name, writes=True):
+            found = self._db.execute("SELECT key FROM lab_sessions WHERE name = %s", (name,)).fetchone()
+            if found is None:
+                raise StoreError(f"{self._label}: no session {name}")
+            key = str(found[0])
+            with self._write_transaction(key, name) as write:
+                self._locked_row(key, name, "")
+                self._holding = True
+                try:
+                    yield
+                finally:
+                    self._holding = False
+                write.commit = True
 
     def drop_session(self, name: str) -> None:
         """Delete session ``name`` and its receipts (tests and lessons start from a clean row)."""
+        check_text(self._label, "session name", name)
         note_shared_access(access_name(self._label), _row(name), "w")
-        self._db.execute("DELETE FROM lab_sessions WHERE name = %s", (name,))
+        with self._operation("drop", name, writes=True):
+            self._db.execute("DELETE FROM lab_sessions WHERE name = %s", (name,))
 
     def close(self) -> None:
         """Close the connection (a kept one, see ``reuse``, stays open for the next store of its slot)."""
-        if not self._reused:
+        if self._slot is None:
             self._db.close()
 
     def __repr__(self) -> str:
         return f"<PostgresStore {self._label}>"
 
 
-_kept: dict[tuple[str, str | None], Any] = {}
-"""Connections kept for ``PostgresStore(..., reuse=SLOT)``: a lesson set up afresh for every run of an exploration
-would otherwise pay a new connection per worker per run."""
-_IDLE = psycopg.pq.TransactionStatus.IDLE if psycopg is not None else None
+def _idle(db: Any) -> bool:
+    return not db.closed and not db.broken and db.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+
+
+_kept: dict[tuple[str, str], tuple[Any, tuple[tuple[str, str], ...]]] = {}
+"""Connections kept for ``PostgresStore(..., reuse=SLOT)``, with the timeouts they were given: a lesson set up
+afresh for every run of an exploration would otherwise pay a new connection per worker per run."""

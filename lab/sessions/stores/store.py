@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from lab.errors import LabError, Unavailable
 from lab.messages import Message
@@ -116,32 +116,17 @@ def encode_history(history: Sequence[Message]) -> str:
     return json.dumps([[str(m.role), m.content] for m in history], ensure_ascii=False, separators=(",", ":"))
 
 
-def decode_history(text: str) -> tuple[Message, ...]:
-    """The inverse of :func:`encode_history`."""
-    return tuple(Message(role, content) for role, content in json.loads(text))
-
-
-def row_state(row: Sequence[Any] | None, label: str, name: str) -> RowState:
-    """A read's row, ``(version, history, question, answer)`` with the receipt's columns ``NULL`` when there is none,
-    as a :class:`RowState`; no row at all is a :class:`StoreError` (the session was dropped under the reader)."""
-    if row is None:
-        raise StoreError(f"{label}: session {name} is gone (its row was deleted)")
-    receipt = (str(row[2]), str(row[3])) if row[2] is not None else None
-    return RowState(int(row[0]), decode_history(row[1]), receipt)
-
-
 def open_store(spec: str) -> Store | None:
     """The store a command line names: ``memory`` (``None``: the session object holds the state),
-    ``sqlite:PATH``, or a ``postgresql://`` URL. Anything else is a :class:`StoreError` in one line."""
+    ``sqlite:PATH``, or a ``postgresql://`` URL, each with its settings after ``?``
+    (``sqlite:chat.db?synchronous=full``, ``postgresql://...?lock_timeout=2``; :mod:`lab.sessions.stores.options`).
+    Anything else is a :class:`StoreError` in one line."""
     if spec == "memory":
         return None
     if spec.startswith("sqlite:"):
-        path = spec.removeprefix("sqlite:")
-        if not path:
-            raise StoreError("sqlite: needs a file, as in sqlite:chat.db")
         from lab.sessions.stores.sqlite import SqliteStore
 
-        return SqliteStore(path)
+        return SqliteStore.from_spec(spec.removeprefix("sqlite:"))
     if spec.startswith(("postgresql://", "postgres://")):
         from lab.sessions.stores.postgres import PostgresStore
 
