@@ -116,12 +116,18 @@ def versioned_asker(
     def ask(question: str) -> str:
         if not question.strip():
             return "[EMPTY_QUESTION] the question is blank; nothing was sent"
-        ticket = session.begin(next(ids), question)
+        try:
+            ticket = session.begin(next(ids), question)
+        except StoreError as error:  # the database failed: say so in one line and keep the console running
+            return f"[STORE] {error}"
         try:
             reply = transport.send(ticket.to_request(model=model))
         except TransportFailure as failure:
             return _failure_line(str(failure), failure.kind)
-        status = session.commit(ticket, reply.content, reply.finish_reason)
+        try:
+            status = session.commit(ticket, reply.content, reply.finish_reason)
+        except StoreError as error:
+            return f"[STORE] {error}"
         if status is CommitStatus.COMMITTED:
             return reply.content or ""
         if status is CommitStatus.STALE:
