@@ -40,11 +40,17 @@ from lab.engine.search import DEFAULT_MAX_SCHEDULES
 from lab.errors import LabError, UsageError
 from lab.render import replay_table
 from lab.scenarios.base import Lab, Scenario, actor
-from lab.scenarios.explaining import Explanation
-from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario, replay_scenario
+from lab.scenarios.explaining import Explanation, explain_failure
+from lab.scenarios.exploring import (
+    ExploreVerdict,
+    ScenarioExploration,
+    explore_scenario,
+    replay_scenario,
+    run_failure,
+)
 from lab.scenarios.loader import LoadedScenario
-from lab.scenarios.outcomes import Outcome, acceptable, forbidden, interesting
-from lab.scenarios.results import Verdict
+from lab.scenarios.outcomes import Grade, Outcome, acceptable, forbidden, interesting, row_for
+from lab.scenarios.results import ScenarioResult
 
 Check = Callable[[Any], Mapping[str, bool] | Iterable[tuple[str, bool]]]
 Raises = Mapping[str, type[BaseException] | tuple[type[BaseException], ...]]
@@ -212,19 +218,30 @@ def _replay_saved(loaded: LoadedScenario, schedule: str, granularity: str) -> No
         replayed = replay_scenario(loaded, schedule, granularity=granularity, watch_states=True)
     except LabError:  # the schedule no longer fits the code (a changed program): search afresh
         return
-    if replayed.run_status == RunStatus.DIVERGED or replayed.verdict is Verdict.PASS:
+    why = "" if replayed.run_status == RunStatus.DIVERGED else _failing(loaded, replayed)
+    if not why:
         return
-    why = "; ".join(
-        f"{check.name}: {check.reason}" if check.reason else check.name for check in replayed.checks if not check.passed
-    )
     lines = [
         f"{loaded.name}: FAIL on the failing schedule saved by an earlier run, replayed before any search",
         f"why: {why}",
-        f"reached: {', '.join(f'{key}={value}' for key, value in replayed.outcomes.items())}",
+        f"reached: {', '.join(f'{key}={value}' for key, value in sorted(replayed.observed.items()))}",
         f"schedule: {schedule}",
         _render(replay_table(replayed, loaded.cls.actors)),
     ]
+    explanation = explain_failure(loaded, schedule, granularity=granularity, run=replayed.run)
+    if explanation.lines(width=100):
+        lines.append(_render_explanation(explanation))
     raise ExplorationFailed("\n".join(lines), None, schedule)
+
+
+def _failing(loaded: LoadedScenario, result: ScenarioResult) -> str:
+    """Why one run fails its table, worded as an exploration's verdict words it (``""``: it does not fail)."""
+    if result.failed_invariants:
+        return "invariant broken: " + "; ".join(result.failed_invariants)
+    row = row_for(loaded.cls.outcomes, result.observed, loaded.cls.actors)
+    if row is None:
+        return run_failure(result, loaded.cls.actors) or "undeclared outcome"
+    return f"FORBIDDEN: {row.reason}" if row.grade is Grade.FORBIDDEN else ""
 
 
 def _scenario_class(

@@ -89,7 +89,18 @@ def _replay_cell(event: TraceEvent) -> Text:
 def _source_line(module: str, line: object) -> str:
     """A line event as the person wrote it: ``bank.py:6  b = self.balance`` (the trace keeps the module's name and
     the number; the text is looked up only to show it, from the module as loaded in this process)."""
-    filename = str(getattr(sys.modules.get(module), "__file__", "") or "")
+    filename = _file_of(module)
     text = linecache.getline(filename, line).strip() if filename and isinstance(line, int) else ""
     where = f"{Path(filename).name if filename else module}:{line}"
     return f"{where}  {text}" if text else where
+
+
+def _file_of(label: str) -> str:
+    """The file a line event's label (the file's stem, ``bank`` for ``tests/own_code/bank.py``) names, when one
+    loaded module's file has that stem; ``""`` when none or several do (the label is shown as it is)."""
+    found = {
+        filename
+        for module in list(sys.modules.values())
+        if (filename := str(getattr(module, "__file__", "") or "")) and Path(filename).stem == label
+    }
+    return found.pop() if len(found) == 1 else ""
