@@ -15,6 +15,11 @@ What a caller can rely on:
 * A response body larger than the cap is not read to its end: the call fails with ``IO``.
 * An error response's body is never read. The API key lives in an object whose ``repr`` is redacted, and no
   exception raised here names it or carries a response's bytes.
+
+``stream`` asks for the OpenAI-compatible server-sent events (``"stream": true``) and reads them into a candidate
+(:mod:`lab.transport.sse`) under the same rules, per chunk and in total: the read timeout for each wait, the
+deadline for the whole call, the body cap for all the bytes. A ``request_id`` travels as the ``Idempotency-Key``
+header. ``lookup`` asks the provider's record about a request id, when the provider has one (``lookup_path``).
 """
 
 from __future__ import annotations
@@ -25,12 +30,15 @@ import json
 import socket
 import ssl
 import time
-from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
+from urllib.parse import quote, urlsplit
 
 from lab.errors import UsageError
 from lab.messages import ChatRequest
-from lab.transport.contract import FailureKind, Reply, TransportFailure
+from lab.transport.contract import FailureKind, OnDelta, Reply, ShouldStop, TransportFailure
+from lab.transport.sse import read_events
+from lab.transport.streaming import Candidate, streaming_request
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer, WriteableBuffer
@@ -39,6 +47,7 @@ DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_TIMEOUT = 90.0
 DEFAULT_MAX_BODY_BYTES = 256 * 1024
 _CHUNK_BYTES = 16 * 1024
+T = TypeVar("T")
 
 
 class HttpTransport:
@@ -74,6 +83,7 @@ class HttpTransport:
         deadline: float | None = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         ssl_context: ssl.SSLContext | None = None,
+        lookup_path: str | None = None,
     ) -> None:
         for name, value in (("connect_timeout", connect_timeout), ("read_timeout", read_timeout)):
             if not value > 0:
@@ -82,7 +92,10 @@ class HttpTransport:
             raise UsageError(f"deadline must be a positive number of seconds or None, not {deadline!r}")
         if max_body_bytes < 1:
             raise UsageError(f"max_body_bytes must be at least 1, not {max_body_bytes!r}")
+        if lookup_path is not None and (not lookup_path.startswith("/") or not lookup_path.isascii()):
+            raise UsageError("lookup_path is an ASCII path below the base URL starting with /, e.g. /requests")
         self._tls, self._host, self._port, self._path = _split_base_url(base_url)
+        self._lookup = None if lookup_path is None else self._path.removesuffix("/chat/completions") + lookup_path
         self._key = _Secret(api_key)
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
@@ -99,45 +112,99 @@ class HttpTransport:
         host = f"[{self._host}]" if ":" in self._host else self._host
         return f"{scheme}://{host}:{self._port}{self._path}" if self._port else f"{scheme}://{host}{self._path}"
 
-    def send(self, request: ChatRequest) -> Reply:
+    @property
+    def can_reconcile(self) -> bool:
+        """True when the provider has a record to ask (``lookup_path`` was given)."""
+        return self._lookup is not None
+
+    def send(self, request: ChatRequest, *, request_id: str | None = None) -> Reply:
         """POST ``request.body`` once and return the reply, or raise :class:`TransportFailure` with its kind.
 
         Lower-level exceptions are replaced, not chained (``from None``): their text may quote bytes the server
         sent, and the contract says a failure carries its kind and status code only.
         """
+        body = self._call("POST", self._path, request.body, _headers(request_id), self._read_body)
+        return _parse_completion(body)
+
+    def stream(
+        self,
+        request: ChatRequest,
+        *,
+        on_delta: OnDelta | None = None,
+        should_stop: ShouldStop | None = None,
+        request_id: str | None = None,
+    ) -> Reply:
+        """POST the request asking for a stream and read its events; the finished reply, or a failure.
+
+        A request that does not ask for a stream yet is given ``"stream":true`` (:func:`streaming_request`); a
+        session that measures its budget builds the streaming request itself, so what it measured is what is sent.
+        The socket is closed however the call ends: finished, failed, stopped, or interrupted (Ctrl-C).
+        """
+
+        def read(response: http.client.HTTPResponse) -> Reply:
+            if not (response.getheader("Content-Type") or "").startswith("text/event-stream"):
+                return _parse_completion(self._read_body(response))  # the service answered whole after all
+            candidate = Candidate(self.max_body_bytes)
+            return read_events(response, candidate, on_delta=on_delta, should_stop=should_stop)
+
+        body = streaming_request(request).body
+        return self._call("POST", self._path, body, _headers(request_id, accept="text/event-stream"), read)
+
+    def lookup(self, request_id: str) -> Reply | None:
+        """GET ``{base_url}{lookup_path}/{request_id}``: the provider's finished reply (a chat-completion body), or
+        ``None`` on 404 or when there is no ``lookup_path`` (nothing is sent then). Other statuses fail as usual."""
+        if self._lookup is None:
+            return None
+        path = f"{self._lookup}/{quote(request_id, safe='')}"
+        try:
+            body = self._call("GET", path, None, _headers(None), self._read_body)
+        except TransportFailure as failure:
+            if failure.status == 404:
+                return None
+            raise
+        return _parse_completion(body)
+
+    def _read_body(self, response: http.client.HTTPResponse) -> bytes:
+        return _read_capped(response, self.max_body_bytes)
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None,
+        headers: dict[str, str],
+        read: Callable[[http.client.HTTPResponse], T],
+    ) -> T:
+        """One exchange within one budget; socket-level errors become ``TIMEOUT`` or ``IO``."""
         budget = _Budget(self.deadline)
         try:
-            body = self._exchange(request.body, budget)
+            return self._exchange(method, path, body, {**headers, "Authorization": self._key.bearer()}, budget, read)
         except TimeoutError:
             raise TransportFailure(FailureKind.TIMEOUT) from None
         except (OSError, http.client.HTTPException):
             raise TransportFailure(FailureKind.IO) from None
-        return _parse_completion(body)
 
-    def _exchange(self, body: bytes, budget: _Budget) -> bytes:
+    def _exchange(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None,
+        headers: dict[str, str],
+        budget: _Budget,
+        read: Callable[[http.client.HTTPResponse], T],
+    ) -> T:
         connection = self._connection(budget.wait(self.connect_timeout))
         response: http.client.HTTPResponse | None = None
         try:
             connection.connect()
             connection.sock = _BudgetedSocket(connection.sock, budget, self.read_timeout)
-            connection.request(
-                "POST",
-                self._path,
-                body=body,
-                headers={
-                    "Content-Type": "application/json",
-                    "Accept": "application/json",
-                    "Authorization": self._key.bearer(),
-                    "Connection": "close",
-                    "User-Agent": "concurrency-lab",
-                },
-            )
+            connection.request(method, path, body=body, headers=headers)
             response = connection.getresponse()
             if response.status == 429:
                 raise TransportFailure(FailureKind.HTTP_429)
             if not 200 <= response.status < 300:
                 raise TransportFailure(FailureKind.HTTP_STATUS, response.status)
-            return _read_capped(response, self.max_body_bytes)
+            return read(response)
         finally:
             if response is not None:
                 response.close()
@@ -245,6 +312,21 @@ class _BudgetedReader(io.RawIOBase):
         if not self.closed:
             self._raw.close()
         super().close()
+
+
+def _headers(request_id: str | None, *, accept: str = "application/json") -> dict[str, str]:
+    """The headers of every request but the key's; a request id travels as the idempotency key."""
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": accept,
+        "Connection": "close",
+        "User-Agent": "concurrency-lab",
+    }
+    if request_id is not None:
+        if not request_id.isascii() or not request_id.isprintable():
+            raise UsageError("a request id sent as Idempotency-Key must be printable ASCII")
+        headers["Idempotency-Key"] = request_id
+    return headers
 
 
 def _split_base_url(base_url: str) -> tuple[bool, str, int | None, str]:
