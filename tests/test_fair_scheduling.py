@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from lab.engine.core import _scheduler as scheduler
+from lab.engine.core import _handoff as scheduler
 from lab.scenarios.exploring import ExploreVerdict
 from lab.testing import ExplorationFailed, explore_code
 from tests.own_code import spinning

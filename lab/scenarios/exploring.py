@@ -361,7 +361,7 @@ class _ThreadStarted:
 @dataclass(frozen=True)
 class _FairYield:
     """In some run, ``actor`` ran so many steps in a row while another actor could run that the scheduler made it
-    let another go first (:data:`lab.engine.core._scheduler.FAIR_STREAK`): longer runs of it were never explored."""
+    let another go first (:data:`lab.engine.core._handoff.FAIR_STREAK`): longer runs of it were never explored."""
 
     actor: str
     steps: int

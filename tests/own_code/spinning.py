@@ -1,5 +1,5 @@
 """Spin waits: an actor loops on a flag another actor sets. Real thread schedulers are fair, so the loop ends; the
-lab's is too (``lab.engine.core._scheduler.FAIR_STREAK``), and a run whose spinner waits for nobody ends HUNG."""
+lab's is too (``lab.engine.core._handoff.FAIR_STREAK``), and a run whose spinner waits for nobody ends HUNG."""
 
 from __future__ import annotations
 
