@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import gc
 import threading
 import time
@@ -13,6 +14,10 @@ from lab.engine.core import ACTOR_POOL as _POOL
 from lab.engine.core import DecisionPoint, RunStatus, Scheduler
 from lab.engine.sync import Barrier, Event, LabLock, Latch, Probes
 from lab.errors import ReplayDivergedError
+
+
+class _Stop(BaseException):
+    """A user's own BaseException subclass, as code under test may define one to unwind past ``except Exception``."""
 
 
 def _ops(scheduler_result: object) -> list[str]:
@@ -158,6 +163,46 @@ class TestDiagnosis:
         assert result.outcomes == {"broken": "ERROR", "fine": "ok"}
         assert "ValueError: boom" in result.errors["broken"]
         assert any(e.op == "error" and e.detail == {"type": "ValueError"} for e in result.trace)
+
+    @pytest.mark.parametrize("kind", [_Stop, SystemExit, KeyboardInterrupt, GeneratorExit])
+    def test_a_base_exception_in_an_actor_is_an_error_at_once(self, kind: type[BaseException]) -> None:
+        """An actor raising a BaseException that is no Exception (a user's ``class Stop(BaseException)``,
+        ``sys.exit()``, a KeyboardInterrupt raised by the code itself) ends ERROR, the exception named, and the run
+        goes on: never HUNG after the watchdog (issue 23, point 5). The watchdog here is the test's whole budget."""
+        s = Scheduler(watchdog_seconds=3.0, leak_grace_seconds=0.05)
+
+        def stops() -> None:
+            raise kind("stop here")
+
+        s.add_actor("stops", stops)
+        s.add_actor("fine", lambda: "ok")
+        result = s.run()
+        assert (result.status, result.problem) == (RunStatus.FINISHED, "")
+        assert result.outcomes == {"stops": "ERROR", "fine": "ok"}
+        assert f"{kind.__name__}: stop here" in result.errors["stops"]
+        assert [e.detail for e in result.trace if e.op == "error"] == [{"type": kind.__name__}]
+        assert result.leaked == ()
+
+    @pytest.mark.timeout(30)
+    def test_keyboard_interrupt_in_the_main_thread_still_interrupts(self) -> None:
+        """Ctrl-C while a run runs reaches the thread that started it, and the run's actors are unwound, not left
+        parked on their pooled threads."""
+        s = Scheduler(watchdog_seconds=20.0)
+
+        def interrupts() -> None:
+            _thread.interrupt_main()  # what Ctrl-C does: SIGINT, handled in the main thread
+            while True:
+                s.point()  # a scheduling point each time: where the unwinding run stops it
+
+        s.add_actor("interrupts", interrupts)
+        s.add_actor("other", lambda: None)
+        with pytest.raises(KeyboardInterrupt):
+            s.run()
+        assert s.aborted
+        deadline = time.monotonic() + 10
+        while any(t.name.startswith("lab-actor-") for t in threading.enumerate()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not any(t.name.startswith("lab-actor-") for t in threading.enumerate())  # every actor unwound
 
     def test_watchdog_names_an_actor_blocked_outside_the_lab(self) -> None:
         """An actor stuck on a raw threading.Event is reported as HUNG, with its stack, and the run returns."""

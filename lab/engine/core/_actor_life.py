@@ -56,9 +56,11 @@ class ActorLife(Handoff):
                     self.local.actor = actor
         except _Aborted:
             return
-        # an actor's failure is the scenario's result, not the lab's crash; sys.exit() in an actor is a failure too
-        # (SystemExit is no Exception: uncaught, the actor never finished and the run waited for the watchdog)
-        except (Exception, SystemExit) as error:
+        # An actor's failure is the scenario's result, not the lab's crash, whatever it raised: sys.exit(), a
+        # KeyboardInterrupt the code raised itself, a user's `class Stop(BaseException)` are failures too. Uncaught,
+        # such an actor never handed the baton on, and the run waited for the watchdog to call it HUNG. (Ctrl-C is
+        # not among them: it reaches the main thread, which waits in Scheduler.run, never an actor's.)
+        except BaseException as error:
             actor.outcome = ActorEnd.ERROR.value
             actor.error = "".join(traceback.format_exception(error))
             self.record("error", detail={"type": type(error).__name__})

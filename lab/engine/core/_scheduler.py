@@ -133,6 +133,9 @@ class Scheduler(Reports, ActorLife, Watchdog):
             else:
                 self._finish()
             hang_stack, leaked = self._wait_until_finished()
+        except BaseException:  # Ctrl-C in the thread waiting for the run: unwind every actor, then let it through
+            self._stop_all()
+            raise
         finally:
             resume_collector(paused)
         result = RunResult(
