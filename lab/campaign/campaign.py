@@ -40,8 +40,8 @@ class Campaign:
     records (default :func:`lab_root`; ``run.py`` passes its checkout).
     """
 
-    def __init__(self, scenarios: Path | None = None, *, root: Path | None = None) -> None:
-        self.scenarios = Path(scenarios) if scenarios is not None else default_scenarios()
+    def __init__(self, scenarios: Path | None = None, *, root: Path | None = None, for_new: bool = False) -> None:
+        self.scenarios = Path(scenarios) if scenarios is not None else default_scenarios(for_new=for_new)
         self.root = root if root is not None else lab_root()
 
     def _require_folder(self) -> None:
@@ -56,6 +56,8 @@ class Campaign:
     def new(self, name: str) -> Path:
         """Write ``NAME.py`` in the scenario folder from the template; never overwrites."""
         check_new_name(name)
+        if not self.scenarios.exists() and self.scenarios.parent.is_dir():
+            self.scenarios.mkdir()  # a first scenario in an empty project: its folder too
         self._require_folder()
         return write_template(self.scenarios, name)
 

@@ -32,13 +32,21 @@ def lab_root() -> Path:
     return Path(lab.__file__).resolve().parent.parent
 
 
-def default_scenarios() -> Path:
-    """The scenario folder used when none is named: the checkout's ``scenarios/`` when the lab runs from a
-    checkout, else ``scenarios/`` in the current folder (an installed lab has none of its own)."""
+def default_scenarios(*, for_new: bool = False) -> Path:
+    """The scenario folder used when none is named: ``scenarios/`` in the current folder when it has one (the
+    person's own project), else the checkout's ``scenarios/`` when the lab runs from a checkout, else
+    ``scenarios/`` here (an installed lab has none of its own).
+
+    ``for_new``: where ``lab new`` writes. Outside the lab's checkout that is always ``scenarios/`` here (made if
+    missing), never the checkout an editable install points to: a command writes where the person stands."""
     root = lab_root()
-    if is_checkout(root) and (root / "scenarios").is_dir():
+    here = Path("scenarios")
+    inside = is_checkout(root) and Path.cwd().resolve().is_relative_to(root)
+    if here.is_dir() and not inside:
+        return here
+    if is_checkout(root) and (root / "scenarios").is_dir() and (inside or not for_new):
         return root / "scenarios"
-    return Path("scenarios")
+    return here
 
 
 def check_watchdog(seconds: float) -> None:

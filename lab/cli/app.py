@@ -68,7 +68,8 @@ def main(
         if extra:  # a flag of another command, or none: refused, never ignored
             raise UsageError(_misplaced(whole, prog, args.command, extra))
         args.root = root
-        args.recorded = list(recorded) if recorded is not None else [prog, *words]
+        # python -m lab records itself as lab: one name for one program, whichever way it was started
+        args.recorded = list(recorded) if recorded is not None else ["lab" if prog == "python -m lab" else prog, *words]
         if args.command == "audit":
             sys.dont_write_bytecode = True  # an audit leaves no trace, not even __pycache__ beside the code it runs
         code: int = args.handler(args, output)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from lab.campaign import Campaign
 from lab.cli.common import Output, add_scenarios
-from lab.render import list_table
+from lab.render import Invocation, list_table
 
 
 def add(commands: Any) -> None:
@@ -35,8 +36,9 @@ def list_main(args: argparse.Namespace, output: Output) -> int:
 
 def new_main(args: argparse.Namespace, output: Output) -> int:
     """Write the file and say how to run it."""
-    campaign = Campaign(args.scenarios, root=args.root)
+    campaign = Campaign(args.scenarios, root=args.root, for_new=True)
     path = campaign.new(args.name)
-    folder = f" --scenarios {campaign.scenarios}" if args.scenarios is not None else ""
-    output.line(f"wrote {path}; run it with: lab run{folder} --scenario {args.name} --out evidence/try-{args.name}")
+    out = f"evidence/try-{args.name}" if Path("evidence").is_dir() else f"try-{args.name}"
+    command = Invocation.of(output.prog, args.scenarios).run(args.name, out)
+    output.line(f"wrote {path}; run it with: {command}")
     return 0

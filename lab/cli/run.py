@@ -20,6 +20,7 @@ from lab.cli.progress import CampaignProgress
 from lab.engine.search import DEFAULT_MAX_SCHEDULES, MODES, STRATEGIES
 from lab.errors import LabError, UsageError
 from lab.render import (
+    Invocation,
     exploration_table,
     kill_matrix_table,
     outcome_rows_table,
@@ -148,7 +149,7 @@ def main(args: argparse.Namespace, output: Output) -> int:
             listener=progress,
             created=lambda folder: setattr(args, "created", folder),
         )
-    _print(outcome, output)
+    _print(outcome, output, Invocation.of(output.prog, args.scenarios))
     audit = outcome.audit
     checks = "all checks passed" if outcome.status == Verdict.PASS else "SOME CHECKS FAILED"
     output.line(
@@ -160,7 +161,7 @@ def main(args: argparse.Namespace, output: Output) -> int:
     return 0 if outcome.passed and saved else 1
 
 
-def _print(outcome: RunOutcome, output: Output) -> None:
+def _print(outcome: RunOutcome, output: Output, invocation: Invocation) -> None:
     console = output.out
     for broken in outcome.broken:
         console.print(f"[red]broken scenario[/] {escape(str(broken))}", highlight=False)
@@ -173,7 +174,7 @@ def _print(outcome: RunOutcome, output: Output) -> None:
     for found in outcome.explorations:
         if found.verdict is not ExploreVerdict.PASS or len(found.rows) > 1:
             console.print(outcome_rows_table(found))
-        print_counterexample(console, found)
+        print_counterexample(console, found, invocation)
     matrix = outcome.kill_matrix
     if matrix is not None:
         console.print(kill_matrix_table(matrix))

@@ -7,6 +7,7 @@ cut a name or split a word, and a person reading a CI log at 80 columns deserves
 
 from __future__ import annotations
 
+from lab.render.commands import Invocation
 from lab.render.exploration import (
     exploration_table,
     kill_matrix_table,
@@ -21,6 +22,7 @@ from lab.render.scenarios import list_table, print_failures, summary_table
 
 __all__ = [
     "Hanging",
+    "Invocation",
     "exploration_table",
     "kill_matrix_table",
     "list_table",

@@ -8,8 +8,8 @@ from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from lab.render.commands import Invocation
 from lab.render.fitting import Fitted, hanging, indented, verdict_text
-from lab.scenarios.explaining import replay_command
 from lab.scenarios.exploring import ScenarioExploration
 from lab.scenarios.kill_matrix import KillMatrix
 
@@ -119,8 +119,10 @@ def _outcome_rows_table(found: ScenarioExploration, title: str) -> Table:
     return table
 
 
-def print_counterexample(console: Console, found: ScenarioExploration) -> None:
-    """The shortest failing schedule, why it fails, and the command that replays it."""
+def print_counterexample(console: Console, found: ScenarioExploration, invocation: Invocation | None = None) -> None:
+    """The shortest failing schedule, why it fails, and the command that replays it, spelt as the person ran the
+    lab (``invocation``; by default ``lab``)."""
+    invocation = invocation or Invocation()
     example = found.counterexample
     if example is None:
         return
@@ -129,13 +131,14 @@ def print_counterexample(console: Console, found: ScenarioExploration) -> None:
         f"  reached: {', '.join(f'{k}={v}' for k, v in example.observed.items())}", markup=False, highlight=False
     )
     # One logical line, never wrapped by us: a schedule cut in two could not be pasted back.
-    console.print(f"  replay:  {found.replay_command}", markup=False, highlight=False, soft_wrap=True)
-    print_explanation(console, found)
+    command = invocation.replay(found.name, example.schedule, found.granularity, found.variant)
+    console.print(f"  replay:  {command}", markup=False, highlight=False, soft_wrap=True)
+    print_explanation(console, found, invocation)
     if found.problem:
         console.print(f"  [yellow]{found.problem}[/]", highlight=False)
 
 
-def print_explanation(console: Console, found: ScenarioExploration) -> None:
+def print_explanation(console: Console, found: ScenarioExploration, invocation: Invocation | None = None) -> None:
     """Why the counterexample fails, wrapped at 80 columns between words (never inside a name or a path), and the
     command that replays the allowed run the swap gives (one long line: a schedule is not cut either)."""
     example = found.counterexample
@@ -146,7 +149,9 @@ def print_explanation(console: Console, found: ScenarioExploration) -> None:
     for line in explanation.lines(width=80, indent="    "):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     if explanation.swapped is not None:
-        command = replay_command(found.name, explanation.swapped.schedule, found.granularity, found.variant)
+        command = (invocation or Invocation()).replay(
+            found.name, explanation.swapped.schedule, found.granularity, found.variant
+        )
         console.print(f"  allowed: {command}", markup=False, highlight=False, soft_wrap=True)
 
 

@@ -148,7 +148,7 @@ def counterexample_source(
         broken.append(OUTCOME_INVARIANT)
     over = f" over {exploration.variant}" if exploration.variant else ""
     story = (
-        f"Found by `python run.py --explore` at {exploration.granularity} granularity. This file replays the shortest "
+        f"Found by `lab explore` at {exploration.granularity} granularity. This file replays the shortest "
         "schedule that reaches it, and checks that it still does; `--explore` leaves it out (it is one interleaving "
         "already). The interleaving, one column per actor:"
     )

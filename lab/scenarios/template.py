@@ -1,4 +1,4 @@
-"""The scaffold behind ``python run.py --new NAME``: a commented scenario that runs as it is."""
+"""The scaffold behind ``lab new NAME``: a commented scenario that runs as it is."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ TEMPLATE = '''\
 
 Say here which article section it comes from and what a learner should notice in the trace. This template runs as
 it is: two requests begin at version 0 (latch `second-began`), a latch makes `first` commit before `second`
-(latch `first-done`), and `second` comes back STALE. `python run.py --explore --out DIR --scenario {name}` checks
-that the latches leave this one outcome under every interleaving.
+(latch `first-done`), and `second` comes back STALE. `lab explore --scenario {name} --out DIR` checks that the
+latches leave this one outcome under every interleaving.
 Change the latch order, the outcome, or the session, and run it again:
 
-    python run.py --out evidence/try-{name} --scenario {name}
+    lab run --scenario {name} --out try-{name}
 """
 
 from lab import CommitStatus, Scenario, VersionedSession, actor, is_whole_pairs, only

@@ -106,7 +106,7 @@ def race_caption(result: ScenarioResult) -> str:
         return ""
     return (
         "A race: this run took one schedule, the scheduler's default (an actor runs until it blocks or ends), and "
-        "that is what is drawn. Every schedule that matters is run by `python run.py --explore`; the Exploration "
+        "that is what is drawn. Every schedule that matters is run by `lab explore`; the Exploration "
         "section, when there is one, draws its failing schedules."
     )
 
