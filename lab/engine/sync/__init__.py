@@ -1,18 +1,25 @@
-"""Synchronisation the scheduler can see: the lab's own primitives, probe points, and the standard library's
-stand-ins installed for a run.
+"""Synchronisation the scheduler can see: one model per primitive, used by the lab's own primitives and by the
+standard library's stand-ins alike, plus probe points and virtual time.
 
-- ``_primitives``: latches, events, barriers and the lab's lock;
-- ``_probes``: probe points made scheduling points (a latch may hold an actor at one);
-- ``_standard`` and its families (``_standard_locks``, ``_standard_events``, ``_standard_semaphores``,
-  ``_standard_queues``, on what they share in ``_standard_base``): ``threading`` and ``queue`` stand-ins and
-  virtual time, installed for the length of one run (:func:`scheduler_aware_primitives`).
+One module per primitive, each holding its model and its faces:
+
+- ``_lock`` (the lab's ``LabLock``, the ``threading.Lock`` stand-in), ``_rlock``, ``_condition``;
+- ``_event`` (the lab's one-shot event, the ``threading.Event`` stand-in), ``_barrier`` (both faces as well);
+- ``_semaphore``, ``_queue`` (stand-ins only), ``_latch`` (the lab's only);
+- ``_probe``: probe points made scheduling points (a latch may hold an actor at one);
+- ``_sleep``: ``time.sleep``, ``monotonic`` and ``time`` on the run's virtual clock.
+
+``_standard`` installs the stand-ins for the length of one run (:func:`scheduler_aware_primitives`), on what they
+share in ``_standard_base`` (the genuine articles, the active run, deterministic names, timed waits).
 """
 
 from __future__ import annotations
 
+from lab.engine.sync._barrier import Barrier
+from lab.engine.sync._event import Event
+from lab.engine.sync._latch import Latch
 from lab.engine.sync._lock import LabLock
-from lab.engine.sync._primitives import Barrier, Event, Latch
-from lab.engine.sync._probes import ProbeHook, Probes
+from lab.engine.sync._probe import ProbeHook, Probes
 from lab.engine.sync._standard import scheduler_aware_primitives
 
 __all__ = [

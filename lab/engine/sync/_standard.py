@@ -1,9 +1,8 @@
 """Scheduler-aware stand-ins for the standard library's primitives, installed for the length of one run.
 
-This module installs them and makes time virtual; the stand-ins themselves live by family in
-:mod:`lab.engine.sync._standard_locks`, :mod:`lab.engine.sync._standard_events`,
-:mod:`lab.engine.sync._standard_semaphores` and
-:mod:`lab.engine.sync._standard_queues`, on what they share in :mod:`lab.engine.sync._standard_base`.
+This module installs them; each stand-in lives with the one model of its primitive, which the lab's own primitive
+of that kind shares (:mod:`lab.engine.sync._lock`, ``_rlock``, ``_condition``, ``_event``, ``_barrier``,
+``_semaphore``, ``_queue``; virtual time in ``_sleep``), on what they share in :mod:`lab.engine.sync._standard_base`.
 
 Why: the scheduler runs one actor at a time and passes a baton only at scheduling points. Code under test that takes
 a plain ``threading.Lock`` (or waits on a ``threading.Event``, a ``queue.Queue``, or sleeps) blocks its *thread*,
@@ -22,7 +21,7 @@ the run) it behaves like the real primitive: the blocking, return values and err
 library's own (the classes subclass the real ones, the locks wrap real locks). So is a misuse, from any thread: a
 ``ValueError`` or ``RuntimeError`` as the real primitive raises, outside the lab's ``LabError`` tree on purpose,
 since the code under test was written against the standard library. One deliberate difference,
-shared with :class:`lab.engine.sync._primitives.LabLock`: a non-actor that would wait *forever* for a lock held by an
+shared with :class:`lab.engine.sync._lock.LabLock`: a non-actor that would wait *forever* for a lock held by an
 actor gets a :class:`~lab.errors.ScheduleError` instead, since that actor is parked or gone and never releases it.
 
 Who gets a stand-in: code outside the standard library and outside the lab's machinery. A factory called from a
@@ -60,7 +59,6 @@ code under test, ``Thread.join``, ``threading.Timer`` and ``concurrent.futures``
 from __future__ import annotations
 
 import contextlib
-import math
 import queue
 import sys
 import threading
@@ -70,18 +68,19 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from lab.engine.core._scheduler import Scheduler
+from lab.engine.sync._barrier import StandardBarrier as Barrier
+from lab.engine.sync._condition import Condition
+from lab.engine.sync._event import StandardEvent as Event
 from lab.engine.sync._lock import Lock
+from lab.engine.sync._queue import LifoQueue, PriorityQueue, Queue, SimpleQueue
 from lab.engine.sync._rlock import RLock
+from lab.engine.sync._semaphore import BoundedSemaphore, Semaphore
+from lab.engine.sync._sleep import _monotonic, _sleep, _time
 from lab.engine.sync._standard_base import (
     _CALLS_ON_BEHALF,
-    _CLOCK_READ,
-    _CLOCK_WRITE,
     _REAL_ALLOCATE_LOCK,
-    _REAL_MONOTONIC,
     _REAL_RLOCK_FACTORY,
-    _REAL_SLEEP,
     _REAL_THREAD_START,
-    _REAL_TIME,
     VirtualClock,
     _acting,
     _activate,
@@ -89,11 +88,7 @@ from lab.engine.sync._standard_base import (
     _caller_keeps_real,
     _is_machinery,
     _Run,
-    _wait,
 )
-from lab.engine.sync._standard_events import Condition, Event
-from lab.engine.sync._standard_queues import LifoQueue, PriorityQueue, Queue, SimpleQueue
-from lab.engine.sync._standard_semaphores import Barrier, BoundedSemaphore, Semaphore
 from lab.errors import ScheduleError
 
 # -- factories -----------------------------------------------------------------------------------------------------
@@ -139,51 +134,6 @@ def _started_by_code_under_test() -> bool:
             return not _is_machinery(module)
         frame = frame.f_back
     return False
-
-
-# -- time ----------------------------------------------------------------------------------------------------------
-
-
-def _sleep(seconds: float) -> None:
-    """What ``time.sleep`` is during a run: virtual inside actors (no real waiting), real everywhere else."""
-    acting = _acting()
-    if acting is None:
-        _REAL_SLEEP(seconds)
-        return
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
-        raise TypeError(f"'{type(seconds).__name__}' object cannot be interpreted as an integer")
-    if math.isnan(seconds):
-        raise ValueError("Invalid value NaN (not a number)")
-    if seconds < 0:
-        raise ValueError("sleep length must be non-negative")
-    run, me = acting
-    scheduler = run.scheduler
-    scheduler.point(_CLOCK_WRITE)
-    start, steps = run.clock, run.steps()
-    scheduler.record("sleep", "clock", {"seconds": float(seconds)})
-    _wait(run, me, lambda: run.steps() > steps, lambda: "the clock", float(seconds), always_yield=True)
-    run.clock = max(run.clock, start + float(seconds))
-    scheduler.record("wake", "clock", {"clock": run.clock})
-
-
-def _monotonic() -> float:
-    """What ``time.monotonic`` is during a run: inside actors, the run's real start plus the virtual clock."""
-    acting = _acting()
-    if acting is None:
-        return _REAL_MONOTONIC()
-    run = acting[0]
-    run.scheduler.touch(_CLOCK_READ)
-    return run.epoch_monotonic + run.clock
-
-
-def _time() -> float:
-    """What ``time.time`` is during a run: inside actors, the run's real start plus the virtual clock."""
-    acting = _acting()
-    if acting is None:
-        return _REAL_TIME()
-    run = acting[0]
-    run.scheduler.touch(_CLOCK_READ)
-    return run.epoch_time + run.clock
 
 
 # -- installing ----------------------------------------------------------------------------------------------------

@@ -1,9 +1,8 @@
 """What the standard library's stand-ins share: the genuine articles, the active run, deterministic names, waiting.
 
 One part of the stand-ins :mod:`lab.engine.sync._standard` installs for a run (see its docstring for what they do and
-why); the families live beside it: :mod:`lab.engine.sync._standard_locks`, :mod:`lab.engine.sync._standard_events`,
-:mod:`lab.engine.sync._standard_semaphores` and :mod:`lab.engine.sync._standard_queues`. Only those modules use this
-one.
+why). The modules of the primitives (``_lock``, ``_event``, ``_barrier``, ...) use it, for their stand-in faces and
+for the waits their models park actors in.
 """
 
 from __future__ import annotations
@@ -220,6 +219,25 @@ def _wait(
         return True
     run.clock = max(run.clock, timed.deadline)
     return False
+
+
+def _await(
+    scheduler: Scheduler,
+    run: _Run | None,
+    me: str,
+    condition: Callable[[], bool],
+    describe: Callable[[], str],
+    timeout: float | None,
+) -> bool:
+    """:func:`_wait` for a primitive's model, which a lab primitive may use with no run of the stand-ins active
+    (``run`` is ``None``: then there is no virtual clock, and no timeout)."""
+    if run is not None:
+        return _wait(run, me, condition, describe, timeout)
+    if timeout is not None:
+        raise ValueError("a wait with a timeout needs the run's virtual clock")
+    if not condition():
+        scheduler.block(_Until(condition, describe))
+    return True
 
 
 def _timed(footprint: Footprint, timeout: float | None) -> Footprint:

@@ -1,5 +1,5 @@
-"""Stand-ins for ``queue.Queue``, ``LifoQueue``, ``PriorityQueue``, ``SimpleQueue`` (see
-:mod:`lab.engine.sync._standard`)."""
+"""The model of a queue: the stand-ins for ``queue.Queue``, ``LifoQueue``, ``PriorityQueue``, ``SimpleQueue`` (see
+:mod:`lab.engine.sync._standard`); the lab has no queue of its own."""
 
 from __future__ import annotations
 

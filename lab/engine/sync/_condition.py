@@ -1,4 +1,5 @@
-"""Stand-ins for ``threading.Condition`` and ``threading.Event`` (see :mod:`lab.engine.sync._standard`)."""
+"""The stand-in for ``threading.Condition`` (see :mod:`lab.engine.sync._standard`), on the lock model of
+:mod:`lab.engine.sync._lock`: a wait gives the lock up and takes it back as that model says."""
 
 from __future__ import annotations
 
@@ -12,13 +13,11 @@ from lab.engine.sync._rlock import RLock
 from lab.engine.sync._standard_base import (
     _REAL_ALLOCATE_LOCK,
     _REAL_CONDITION,
-    _REAL_EVENT,
     _acting,
     _caller_keeps_real,
     _new_name,
     _raw,
     _timed,
-    _touch,
     _wait,
 )
 
@@ -120,69 +119,3 @@ class Condition(_REAL_CONDITION):
 
     def __repr__(self) -> str:
         return f"<lab stand-in Condition {self.lab_name!r} on {self._lab_lock.lab_name!r}>"
-
-
-class Event(_REAL_EVENT):
-    """The stand-in for ``threading.Event``: set, clear and wait are scheduling points inside actors."""
-
-    def __new__(cls) -> Any:
-        if cls is Event and _caller_keeps_real(1):
-            return _REAL_EVENT()
-        return super().__new__(cls)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lab_name = _new_name("Event")
-        self.lab_footprint = writes("event", self.lab_name)
-        self._lab_sets = 0  # how many times set() ran: a waiter present at one returns True, even if cleared since
-
-    def is_set(self) -> bool:
-        """True once set (a read of the event, for the explorer)."""
-        _touch(("event", self.lab_name, "r"))
-        return bool(_raw(self)._flag)
-
-    def set(self) -> None:
-        """Set the flag and wake every waiter."""
-        self._change("event.set", self._set_and_count)
-
-    def clear(self) -> None:
-        """Reset the flag."""
-        self._change("event.clear", super().clear)
-
-    def _set_and_count(self) -> None:
-        self._lab_sets += 1
-        _REAL_EVENT.set(self)
-
-    def _change(self, op: str, change: Callable[[], None]) -> None:
-        acting = _acting()
-        if acting is None:
-            change()
-            return
-        acting[0].scheduler.point(self.lab_footprint)
-        change()
-        acting[0].scheduler.record(op, self.lab_name)
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Return True once the flag is set, or a set() ran while waiting; False when the timeout passed first."""
-        acting = _acting()
-        if acting is None:
-            return super().wait(timeout)
-        run, me = acting
-        raw = _raw(self)
-        run.scheduler.point(_timed(self.lab_footprint, timeout))
-        if raw._flag:
-            run.scheduler.record("event.wait", self.lab_name, {"set": True})
-            return True
-        run.scheduler.record("event.wait", self.lab_name, {"set": False})
-        # As in CPython, a waiter is woken by a set() (it returns True), not by the flag: a clear() before it runs
-        # again does not put it back to waiting.
-        sets = self._lab_sets
-        signaled = _wait(run, me, lambda: self._lab_sets != sets, lambda: f"event {self.lab_name!r} to be set", timeout)
-        if signaled:
-            run.scheduler.record("event.wake", self.lab_name)
-        else:
-            run.scheduler.record("event.timeout", self.lab_name, {"clock": run.clock})
-        return signaled
-
-    def __repr__(self) -> str:
-        return f"<lab stand-in Event {self.lab_name!r} {'set' if _raw(self)._flag else 'unset'}>"

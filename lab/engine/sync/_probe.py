@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lab.engine.core._footprint import EVERYTHING, NOTHING
 from lab.engine.core._scheduler import Scheduler
-from lab.engine.sync._primitives import Latch, _LatchOpen
+from lab.engine.sync._latch import Latch, _LatchOpen
 from lab.errors import ScenarioError
 
 

@@ -1,4 +1,4 @@
-"""Latches, events, barriers and locks that the scheduler can see (probe holds are in :mod:`lab.engine.sync._probes`).
+"""The lab's count-down latch, and what every lab primitive shares (probe holds are in :mod:`lab.engine.sync._probe`).
 
 Under a run, each operation is a scheduling point: the scheduler may switch actors before it, records it in the
 trace, and parks an actor that must wait instead of letting the operating system decide who wakes. Called from a
@@ -92,76 +92,3 @@ class _LatchOpen:
     def describe(self) -> str:
         n = self._latch.count
         return f"latch {self._latch.name!r} still needs {n} count_down{'s' if n != 1 else ''}"
-
-
-class Event(Latch):
-    """A one-shot event: ``set()`` opens it for every present and future ``wait()``."""
-
-    kind = "event"
-
-    def __init__(self, scheduler: Scheduler, name: str) -> None:
-        super().__init__(scheduler, name, 1)
-
-    def set(self) -> None:
-        """Open the event (setting it twice is harmless)."""
-        self.count_down()
-
-    def is_set(self) -> bool:
-        """True once ``set()`` was called."""
-        return self.is_open()
-
-    def __repr__(self) -> str:
-        return f"<Event {self.name} {'set' if self.is_set() else 'unset'}>"
-
-
-class Barrier(_Primitive):
-    """A reusable barrier: ``wait()`` returns once ``parties`` actors are waiting at it together."""
-
-    kind = "barrier"
-
-    def __init__(self, scheduler: Scheduler, name: str, parties: int) -> None:
-        super().__init__(scheduler, name)
-        if parties < 1:
-            raise UsageError(f"barrier {name!r} needs at least 1 party, not {parties}")
-        self.parties = parties
-        self.arrived = 0
-        self.generation = 0
-
-    def wait(self) -> int:
-        """Arrive and wait for the others; returns this party's arrival index (0 for the first)."""
-        if self._actor() is None:
-            with self._condition:
-                index, generation = self._arrive()
-                self._condition.notify_all()
-                self._condition.wait_for(lambda: self.generation != generation)
-            return index
-        self._scheduler.point(self.footprint)
-        index, generation = self._arrive()
-        self._scheduler.record("barrier.wait", self.name, {"arrived": index + 1, "parties": self.parties})
-        if self.generation == generation:
-            self._scheduler.block(_BarrierTripped(self, generation))
-            self._scheduler.record("barrier.pass", self.name)
-        return index
-
-    def _arrive(self) -> tuple[int, int]:
-        index, generation = self.arrived, self.generation
-        self.arrived += 1
-        if self.arrived == self.parties:
-            self.arrived = 0
-            self.generation += 1
-        return index, generation
-
-    def __repr__(self) -> str:
-        return f"<Barrier {self.name} {self.arrived}/{self.parties}>"
-
-
-class _BarrierTripped:
-    def __init__(self, barrier: Barrier, generation: int) -> None:
-        self._barrier, self._generation = barrier, generation
-
-    def ready(self) -> bool:
-        return self._barrier.generation != self._generation
-
-    def describe(self) -> str:
-        b = self._barrier
-        return f"barrier {b.name!r} has {b.arrived} of {b.parties} parties"
