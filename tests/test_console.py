@@ -156,9 +156,13 @@ class TestOffline:
         """A played failure prints its kind and that nothing was committed; the next question still works."""
         _, out, _ = _main(["chat", "--session", session], "!timeout\n!http_429\n!parse\n!io\nok\n")
         lines = _answers(out)
-        assert lines[0].startswith("[TIMEOUT] nothing was committed")
-        assert lines[1:4] == [f"[{kind}] nothing was committed" for kind in ("HTTP_429", "PARSE", "IO")]
-        assert lines[4] == "(offline) you asked: ok"
+        wrapped = next(n for n, line in enumerate(lines) if line.startswith("[HTTP_429]"))  # the timeout's lines
+        assert " ".join(lines[:wrapped]).startswith("[TIMEOUT] nothing was committed; the service may have processed")
+        assert lines[wrapped : wrapped + 3] == [
+            f"[{kind}] nothing was committed" for kind in ("HTTP_429", "PARSE", "IO")
+        ]
+        assert lines[wrapped + 3] == "(offline) you asked: ok"
+        assert max(len(line) for line in lines) <= 80
 
     def test_an_incomplete_reply_is_shown_per_session(self) -> None:
         """A length reply is INCOMPLETE in the transactional session and INVALID in the versioned one."""

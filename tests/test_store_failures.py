@@ -352,7 +352,8 @@ class TestDurability:
 
 def _chat(args: list[str], lines: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    code = main(["chat", *args], stdin=io.StringIO(lines), stdout=out, stderr=err, environ={})
+    # wide enough that the console's wrapping (issue 26) keeps each message on one line: these tests read the lines
+    code = main(["chat", *args], stdin=io.StringIO(lines), stdout=out, stderr=err, environ={"COLUMNS": "1000"})
     return code, out.getvalue(), err.getvalue()
 
 
