@@ -124,7 +124,11 @@ class Event(Latch):
 
     def is_open(self) -> bool:
         """The same as :meth:`is_set`, as a latch says it."""
-        return self._model.flag
+        return self.is_set()
+
+    def reads(self) -> Footprint:
+        """What reading the flag touches (a hold at a probe point until the event is set reads it)."""
+        return self._model.read_footprint
 
     def wait(self) -> None:
         """Return once the event is set; under a run, the actor is parked and other actors go on meanwhile."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 
-from lab.engine.core._footprint import Footprint, writes
+from lab.engine.core._footprint import NOTHING, Footprint, writes
 from lab.engine.core._scheduler import Scheduler
 from lab.errors import UsageError
 
@@ -48,38 +48,70 @@ class Latch(_Primitive):
         if count < 0:
             raise UsageError(f"latch {name!r} needs a count >= 0, not {count}")
         self.count = count
+        # Count-downs commute with each other (the count only goes down, to zero at the least), so each actor's
+        # count-downs write an entry of their own, which no other actor's count-down touches; what reads the count
+        # (a wait, is_open(), a hold at a probe point) reads them all.
+        self._downs: dict[str, Footprint] = {}
+        self._reads: Footprint | None = None
+
+    def reads(self) -> Footprint:
+        """What reading the count touches: every actor's count-downs (for the explorer, a read of each)."""
+        if self._reads is None:
+            names = self._scheduler.actor_names
+            self._reads = frozenset(
+                {(self.kind, self.name, "r"), *((self.kind, _down(self.name, who), "r") for who in names)}
+            )
+        return self._reads
 
     def is_open(self) -> bool:
-        """True once the count reached zero."""
+        """True once the count reached zero (from an actor, a read of the count)."""
+        if self._actor() is not None:
+            self._scheduler.touch(self.reads())
         return self.count == 0
 
     def count_down(self) -> None:
         """Lower the count by one (never below zero); at zero every waiter may go on."""
-        if self._actor() is None:
+        me = self._actor()
+        if me is None:
             with self._condition:
                 self.count = max(self.count - 1, 0)
                 self._condition.notify_all()
             return
-        self._scheduler.point(self.footprint)
+        footprint = self._downs.get(me)
+        if footprint is None:
+            footprint = self._downs[me] = writes(self.kind, _down(self.name, me))
+        self._scheduler.point(footprint)
         self.count = max(self.count - 1, 0)
         self._scheduler.record("latch.count_down", self.name, {"remaining": self.count})
 
     def wait(self) -> None:
-        """Return once the latch is open; under a run, the actor is parked and other actors go on meanwhile."""
+        """Return once the latch is open; under a run, the actor is parked and other actors go on meanwhile.
+
+        A wait that finds the latch closed does nothing before it parks (its step touches nothing, so it commutes
+        with every other step); the step that resumes it reads the count, so it comes after every count-down
+        before it, as a wait that finds the latch open does.
+        """
         if self._actor() is None:
             with self._condition:
-                self._condition.wait_for(self.is_open)
+                self._condition.wait_for(lambda: self.count == 0)
             return
-        self._scheduler.point(self.footprint)
-        if self.is_open():
+        reads = self.reads()
+        self._scheduler.point(reads, executes=NOTHING)
+        if self.count == 0:
+            self._scheduler.touch(reads)
             self._scheduler.record("latch.wait", self.name, {"remaining": 0})
             return
         self._scheduler.record("latch.wait", self.name, {"remaining": self.count, "blocked": True})
-        self._scheduler.block(_LatchOpen(self))
+        self._scheduler.block(_LatchOpen(self), executes=reads)
         self._scheduler.record("latch.open", self.name)
 
     def __repr__(self) -> str:
         return f"<Latch {self.name} {self.count} left>"
+
+
+def _down(latch: str, actor: str) -> str:
+    """The key of ``actor``'s count-downs of ``latch``."""
+    return f"{latch} (count_down by {actor})"
 
 
 class _LatchOpen:
@@ -87,7 +119,7 @@ class _LatchOpen:
         self._latch = latch
 
     def ready(self) -> bool:
-        return self._latch.is_open()
+        return self._latch.count == 0
 
     def describe(self) -> str:
         n = self._latch.count

@@ -51,13 +51,13 @@ class Probes:
         if signal is not None:
             signal.count_down()
         latch = self._holds.get((me, point))
-        if latch is not None and latch.is_open():
+        if latch is not None and latch.count == 0:
             # Going on past a hold reads its latch: this step depends on the count-down that opened it (the
             # explorer must not reorder the two, and the atomicity check must see the hand-off).
-            self._scheduler.touch(frozenset({(latch.kind, latch.name, "r")}))
+            self._scheduler.touch(latch.reads())
         elif latch is not None:
             self._scheduler.record("hold", obj, {"point": point, "until": latch.name})
-            self._scheduler.block(_HeldAt(point, latch), executes=latch.footprint)
+            self._scheduler.block(_HeldAt(point, latch), executes=latch.reads())
             self._scheduler.record("unhold", obj, {"point": point})
 
 
@@ -79,7 +79,7 @@ class _HeldAt:
         self._point, self._latch = point, latch
 
     def ready(self) -> bool:
-        return self._latch.is_open()
+        return self._latch.count == 0
 
     def describe(self) -> str:
         return f"held at {self._point!r} until {_LatchOpen(self._latch).describe()}"
