@@ -260,7 +260,7 @@ _JOIN_CASES = [
 def test_joining_lines_that_follow_invisible_steps_loses_no_outcome(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A line after a step that touched nothing joins that step (no decision of its own). Exploring every schedule
     without that rule reaches exactly the same outcomes, in more schedules: the joined points ordered nothing."""
-    from lab.scenarios import runner
+    from lab.scenarios import world
     from lab.scenarios.exploring import explore_scenario
     from lab.scenarios.loader import load
 
@@ -272,7 +272,7 @@ def test_joining_lines_that_follow_invisible_steps_loses_no_outcome(name: str, m
             kwargs["recorded"] = False
             super().__init__(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(runner, "LineTracer", _EveryLine)
+    monkeypatch.setattr(world, "LineTracer", _EveryLine)
     every = explore_scenario(loaded, granularity="line", reduction=False)
     assert not every.budget_hit and not joined.budget_hit
     assert set(joined.outcomes) == set(every.outcomes)

@@ -31,11 +31,10 @@ from lab.engine.search import (
     run_parts,
     search,
 )
-from lab.errors import ScenarioError
 from lab.scenarios.explaining import Explanation, explain_failure, replay_command
 from lab.scenarios.loader import LoadedScenario
 from lab.scenarios.outcomes import UNDECLARED, Grade, Outcome, row_for
-from lab.scenarios.runner import ScenarioResult, run_scenario
+from lab.scenarios.runner import ScenarioResult, run_scenario, search_run
 
 EXPLORE_WATCHDOG_SECONDS = 5.0
 """How long an explored run may make no progress before it is HUNG: long enough that a loaded machine (a pause of
@@ -315,18 +314,15 @@ def scenario_explorer(
             atomicity.merge(parts)
 
     def run_once(policy: object) -> tuple[RunResult, str, object]:
-        result = run_scenario(
+        # the graded payload keeps no trace and no run: a worker process sends little and the explorer keeps little
+        run, graded = search_run(
             loaded,
-            policy=policy,  # type: ignore[arg-type]
+            policy,  # type: ignore[arg-type]
             granularity=granularity,
             variant=variant,
             watchdog_seconds=EXPLORE_WATCHDOG_SECONDS,
-            record_accesses=True,
         )
-        key = outcome_key(result.observed, result.failed_invariants)
-        # the payload is kept for grading (what the run observed); the trace stays out, so that a worker process
-        # sends little and the explorer keeps little
-        return _as_run(result), key, replace(result, trace=(), run=None, state_rows=())
+        return run, outcome_key(graded.observed, graded.failed_invariants), graded
 
     return Explorer(
         run_once,
@@ -394,13 +390,6 @@ def _digest(run: RunResult) -> list[Any]:
     if started is not None:
         parts.insert(0, _ThreadStarted(started.actor, started.obj))
     return parts
-
-
-def _as_run(result: ScenarioResult) -> RunResult:
-    """The engine's view of a scenario run (the explorer needs its decisions and status)."""
-    if result.run is None:  # setup raised: there is no run to explore
-        raise ScenarioError(f"{result.name}: {result.problem}")
-    return result.run
 
 
 def _grade(

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
-import sys
 import traceback
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 
 from lab.engine.core import (
@@ -16,19 +14,19 @@ from lab.engine.core import (
     Policy,
     ReplayPolicy,
     RunResult,
+    RunSettings,
     RunStatus,
-    Scheduler,
     TraceEvent,
+    execute,
     sorted_detail,
 )
-from lab.engine.record import LineTracer, Recording, start_recording
-from lab.engine.sync import scheduler_aware_primitives
-from lab.errors import Unavailable, UsageError
-from lab.scenarios.base import Lab, Scenario
+from lab.errors import ScenarioError, UsageError
+from lab.scenarios.base import Scenario
 from lab.scenarios.loader import LoadedScenario
 from lab.scenarios.outcomes import Grade, Outcome, row_for
 from lab.scenarios.results import NOT_RUN, Check, ScenarioResult, Verdict, outcome_text
-from lab.scenarios.under_test import files_under_test, instrumented_modules, traced_code
+from lab.scenarios.under_test import files_under_test
+from lab.scenarios.world import SetupFailed, World
 from lab.sessions.stores import stores_used
 from lab.text import one_line, shorten
 
@@ -53,6 +51,41 @@ def run_scenario(
     (the explorer needs it; line and instruction granularity always record).
     ``watch_states`` records ``observe()`` after each actor ends (replay prints these as state rows).
     """
+    return _run_and_grade(loaded, policy, watchdog_seconds, granularity, variant, record_accesses, watch_states)[0]
+
+
+def search_run(
+    loaded: LoadedScenario,
+    policy: Policy,
+    *,
+    watchdog_seconds: float,
+    granularity: str = Granularity.PROBE,
+    variant: str | None = None,
+) -> tuple[RunResult, ScenarioResult]:
+    """One recorded run for a search: the engine's :class:`RunResult` (its decisions, footprints, accesses) and the
+    graded result, which keeps no trace and no run (a worker process sends it back, the explorer keeps one per
+    outcome). A scenario whose setup fails has no run to explore: :class:`~lab.errors.ScenarioError`."""
+    graded, run = _run_and_grade(
+        loaded, policy, watchdog_seconds, granularity, variant, record=True, watch_states=False, keep=False
+    )
+    if run is None:
+        raise ScenarioError(f"{loaded.name}: {graded.problem}")
+    return run, graded
+
+
+def _run_and_grade(
+    loaded: LoadedScenario,
+    policy: Policy | None,
+    watchdog_seconds: float,
+    granularity: str,
+    variant: str | None,
+    record: bool,
+    watch_states: bool,
+    *,
+    keep: bool = True,
+) -> tuple[ScenarioResult, RunResult | None]:
+    """Run ``loaded`` once through :func:`lab.engine.core.execute` and grade it; ``keep`` keeps the trace, the
+    run and the state rows in the graded result. The run is ``None`` when setup raised (nothing ran)."""
     pin = loaded.cls.pin
     if pin is not None and policy is None:  # a pinned counterexample replays its recorded interleaving
         policy = ReplayPolicy(pin.schedule, loaded.cls.actors)
@@ -60,43 +93,29 @@ def run_scenario(
         variant = variant or pin.variant or None
     if granularity not in GRANULARITIES:
         raise UsageError(f"granularity is one of {', '.join(GRANULARITIES)}, not {granularity!r}")
-    granularity = Granularity(granularity)
-    scheduler = Scheduler(policy=policy, watchdog_seconds=watchdog_seconds, outcome_text=outcome_text)
-    record = record_accesses or granularity is not Granularity.PROBE
-    recorder = _Recorder(loaded.cls, scheduler, granularity) if record else None
-    tracer = None
-    if granularity is Granularity.LINE and recorder is not None:
-        files, codes = traced_code(loaded.cls)
-        tracer = LineTracer(scheduler, files, codes, recorded=True)
-        scheduler.set_actor_hooks(tracer.install, tracer.uninstall)
-    scenario = loaded.cls()
-    scenario.lab = lab = Lab(scheduler, loaded.cls)
-    variant_name = _pick_variant(loaded.cls, variant)
-    if variant_name:
-        scenario.variant = loaded.cls.variants[variant_name]
-    for name in loaded.cls.actors:
-        scheduler.add_actor(name, getattr(scenario, name))
-    # threading.Lock, queue.Queue, time.sleep... are scheduler-aware from setup to the end of the run
-    with scheduler_aware_primitives(scheduler, code=(loaded.cls, *loaded.cls.line_modules)):
-        try:
-            with recorder.installed() if recorder is not None else contextlib.nullcontext():
-                scenario.setup()
-        except Unavailable as missing:  # not this machine's to run: recorded as such, with the reason
-            return replace(_errored(loaded, str(missing), ""), verdict=Verdict.SKIPPED, checks=(), errors={})
-        except Exception as error:
-            return _errored(loaded, f"setup() raised {one_line(error)}", traceback.format_exc())
-        state_rows: list[tuple[int, Mapping[str, Json]]] = []
-        if watch_states:
-            scheduler.watch_ends(lambda actor, step: state_rows.append((step, _safe_observe(scenario))))
+    world = World(loaded, Granularity(granularity), _pick_variant(loaded.cls, variant), watch_states)
+    record = record or world.granularity is not Granularity.PROBE
+    settings = RunSettings(
+        watchdog_seconds=watchdog_seconds,
+        outcome_text=outcome_text,
+        installs=(world.stand_ins, world.instrumented) if record else (world.stand_ins,),
+        around_run=(world.recording, world.lines) if record else (),
+    )
+    try:
+        run = execute(world.actors, policy, settings, setup=world.setup)
+    except SetupFailed as failed:
+        if failed.skipped:  # not this machine's to run: recorded as such, with the reason
+            return replace(_errored(loaded, failed.problem, ""), verdict=Verdict.SKIPPED, checks=(), errors={}), None
+        return _errored(loaded, failed.problem, failed.details), None
+    return _graded(loaded, world, run, keep), run
 
-        if recorder is not None:
-            lines = tracer.active() if tracer is not None else contextlib.nullcontext()
-            with recorder.installed(), recorder.recording(scenario), lines:
-                run = scheduler.run()
-        else:
-            run = scheduler.run()
-    requests = tuple(body for transport in lab.transports for body in transport.requests)
-    calls = sum(transport.calls for transport in lab.transports)
+
+def _graded(loaded: LoadedScenario, world: World, run: RunResult, keep: bool) -> ScenarioResult:
+    """The checks of one finished run, and everything the evidence records of it."""
+    scenario = world.scenario
+    assert world.lab is not None  # the actors were made
+    requests = tuple(body for transport in world.lab.transports for body in transport.requests)
+    calls = sum(transport.calls for transport in world.lab.transports)
     try:
         state = sorted_detail(dict(scenario.observe()))
         invariants = [(str(name), bool(held)) for name, held in scenario.invariants()]
@@ -104,86 +123,38 @@ def run_scenario(
         problem = f"observe() or invariants() raised {one_line(error)}"
         if run.problem:  # the run's own problem (a divergence, a deadlock) is what the user needs first
             problem = f"{run.problem}; then {problem}"
-        return _errored(loaded, problem, traceback.format_exc(), run=run)
-    trace = (*run.trace, TraceEvent(len(run.trace), "lab", "final", "", state))
-    store = stores_used(scenario)
+        return _errored(loaded, problem, traceback.format_exc(), run=run, keep=keep)
     checks = _grade(loaded.cls, run, state, invariants)
-    verdict = Verdict.PASS if all(check.passed for check in checks) else Verdict.FAIL
     return ScenarioResult(
         name=loaded.name,
         lesson=loaded.lesson,
         description=loaded.description,
         source=loaded.cls.source,
         mutant=loaded.cls.mutant,
-        verdict=verdict,
+        verdict=Verdict.PASS if all(check.passed for check in checks) else Verdict.FAIL,
         run_status=str(run.status),
         expect=expected_outcomes(loaded.cls),
         outcomes=dict(run.outcomes),
         state=state,
         checks=checks,
-        trace=trace,
+        trace=(*run.trace, TraceEvent(len(run.trace), "lab", "final", "", state)) if keep else (),
         requests=requests,
         transport_calls=calls,
         blocked=run.blocked,
         errors=dict(run.errors),
         problem=run.problem,
         seconds=run.seconds,
-        variant=variant_name,
-        granularity=granularity,
-        store=store,
-        run=run,
-        state_rows=tuple(state_rows),
+        variant=world.variant,
+        granularity=world.granularity,
+        store=stores_used(scenario),
+        run=run if keep else None,
+        state_rows=tuple(world.state_rows or ()) if keep else (),
     )
-
-
-def _safe_observe(scenario: Scenario) -> Mapping[str, Json]:
-    try:
-        return sorted_detail(dict(scenario.observe()))
-    except Exception as error:  # another actor may hold the lock observe() needs: say so, do not stop the run
-        return {"unreadable": one_line(error)}
 
 
 def line_files(cls: type[Scenario]) -> list[str]:
     """The source files of the modules under test (see :mod:`lab.scenarios.under_test`), symlinks resolved."""
     return files_under_test(cls)
-
-
-class _Recorder:
-    """Instruments the modules under test for one run and records each actor's accesses by object identity."""
-
-    def __init__(self, cls: type[Scenario], scheduler: Scheduler, granularity: Granularity) -> None:
-        self._modules, codes = instrumented_modules(cls)
-        self._recording = Recording(
-            scheduler,
-            every_access_schedules=granularity is Granularity.INSTRUCTION,
-            instrumented=codes,
-            leave_alone=("lab.scenarios.base",),  # the scenario's Lab and its helpers: machinery, not state
-            stateless_modules=("lab.",),  # the lab's own modules keep no state a call of theirs could change
-        )
-
-    @contextlib.contextmanager
-    def installed(self) -> Iterator[None]:
-        """The rewritten bodies in place (outside a recording they behave exactly like the originals)."""
-        for module in self._modules:
-            module.install()
-        try:
-            yield
-        finally:
-            for module in self._modules:
-                module.uninstall()
-
-    @contextlib.contextmanager
-    def recording(self, scenario: Scenario) -> Iterator[None]:
-        """Record accesses while the actors run, with the scenario's state named by path first."""
-        modules = tuple(sys.modules[module.name] for module in self._modules)
-        # the scenario's lab and variant class are not state: the walk skips them
-        self._recording.name_roots({"self": scenario}, modules=modules)
-        start_recording(self._recording)
-        try:
-            yield
-        finally:
-            start_recording(None)
-            self._recording.close()
 
 
 def _pick_variant(cls: type[Scenario], variant: str | None) -> str:
@@ -266,7 +237,10 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-def _errored(loaded: LoadedScenario, problem: str, details: str, *, run: RunResult | None = None) -> ScenarioResult:
+def _errored(
+    loaded: LoadedScenario, problem: str, details: str, *, run: RunResult | None = None, keep: bool = True
+) -> ScenarioResult:
+    """An ERROR: the scenario could not run, or its checks raised (after ``run``); ``keep`` keeps its trace."""
     return ScenarioResult(
         name=loaded.name,
         lesson=loaded.lesson,
@@ -279,12 +253,12 @@ def _errored(loaded: LoadedScenario, problem: str, details: str, *, run: RunResu
         outcomes=dict(run.outcomes) if run is not None else {},
         state={},
         checks=(Check("scenario runs", False, problem, "run"),),
-        trace=run.trace if run is not None else (),
+        trace=run.trace if run is not None and keep else (),
         errors={"lab": details} if details else {},
         problem=problem,
         seconds=run.seconds if run is not None else 0.0,
-        run=run,
+        run=run if keep else None,
     )
 
 
-__all__ = ["Check", "RunStatus", "ScenarioResult", "Verdict", "outcome_text", "run_scenario"]
+__all__ = ["Check", "RunStatus", "ScenarioResult", "Verdict", "outcome_text", "run_scenario", "search_run"]

@@ -18,6 +18,7 @@ The core knows nothing of what it runs: it imports only :mod:`lab.hooks` and :mo
 from __future__ import annotations
 
 from lab.engine.core._collector import collector_relaxed
+from lab.engine.core._execute import BARE, Actors, Install, MakeActors, RunSettings, execute
 from lab.engine.core._footprint import (
     ANY_KEY,
     EVERYTHING,
@@ -42,22 +43,27 @@ from lab.engine.core._watchdog import DEFAULT_WATCHDOG_SECONDS
 __all__ = [
     "ACTOR_POOL",
     "ANY_KEY",
+    "BARE",
     "DEFAULT_WATCHDOG_SECONDS",
     "EVERYTHING",
     "NOTHING",
     "Access",
     "ActorEnd",
+    "Actors",
     "BlockedActor",
     "Decision",
     "DecisionPoint",
     "Entry",
     "Footprint",
     "Granularity",
+    "Install",
     "Json",
     "KeepCurrent",
+    "MakeActors",
     "Policy",
     "ReplayPolicy",
     "RunResult",
+    "RunSettings",
     "RunStatus",
     "Scheduler",
     "StepLog",
@@ -67,6 +73,7 @@ __all__ = [
     "describe_entry",
     "encode_trace",
     "entries_conflict",
+    "execute",
     "parse_schedule",
     "read_schedule",
     "schedule_length",
