@@ -51,9 +51,11 @@ with them agree with the sleeps (differences are deterministic, absolute values 
 
 Limits: code that bound a name before the run (``from threading import Lock`` at import time, a default argument,
 ``field(default_factory=threading.Lock)``) keeps the original, except in the modules named by ``code``, whose
-globals are patched too (the runner names the scenario's own module and its ``line_modules``). Objects made before
-the run stay real. A ``Condition`` over a lock that is not a stand-in is a real condition. Threads started by the
-code under test, ``Thread.join``, ``threading.Timer`` and ``concurrent.futures`` are not scheduled.
+globals are patched too (the runner names the scenario's own module and its ``line_modules``). Of the objects made
+before the run, those in these modules' globals and class attributes get a stand-in twin for the run
+(:mod:`lab.engine.sync._made_before`); others stay real. A ``Condition`` over a lock that is not a stand-in is a
+real condition. Threads started by the code under test, ``Thread.join``, ``threading.Timer`` and
+``concurrent.futures`` are not scheduled.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ from lab.engine.sync._barrier import StandardBarrier as Barrier
 from lab.engine.sync._condition import Condition
 from lab.engine.sync._event import StandardEvent as Event
 from lab.engine.sync._lock import Lock
+from lab.engine.sync._made_before import rebind_made_before
 from lab.engine.sync._queue import LifoQueue, PriorityQueue, Queue, SimpleQueue
 from lab.engine.sync._rlock import RLock
 from lab.engine.sync._semaphore import BoundedSemaphore, Semaphore
@@ -183,6 +186,7 @@ def scheduler_aware_primitives(scheduler: Scheduler, *, code: Iterable[object] =
                     saved.append((namespace, attribute, value))
                     namespace[attribute] = replacement
         _activate(run)
+        saved += rebind_made_before(_namespaces(code))  # primitives made at import: twins for this run
         yield VirtualClock(run)
     finally:
         _activate(None)
