@@ -3,6 +3,8 @@ frames, and the failing schedule kept in pytest's cache, replayed first on the n
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytest_plugins = ["pytester"]
@@ -54,6 +56,11 @@ def test_a_failure_reads_as_source_and_is_replayed_first_next_time(pytester: pyt
     assert "bank.py:6  b = self.balance" in text and "bank.py:7  self.balance = b + n" in text
     assert "lab/testing.py" not in text and "lab/pytest_plugin.py" not in text  # the lab's frames are hidden
     assert "FAIL after" in text
+    # one numbering: the racing steps the explanation names are the table's rows of those numbers, by those actors
+    raced = re.search(r"(\w+)'s step (\d+) ran before (\w+)'s step (\d+)", text)
+    assert raced is not None, text
+    for who, number in ((raced[1], raced[2]), (raced[3], raced[4])):
+        assert re.search(rf"^E\s+{number} {who}: ", text, re.MULTILINE), (who, number, text)
 
     again = pytester.runpytest_subprocess("-p", "no:xdist", "-q")
     again.assert_outcomes(failed=1)

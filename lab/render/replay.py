@@ -34,9 +34,13 @@ def replay_table(result: ScenarioResult, actors: Sequence[str]) -> Fitted:
 
 
 def _replay_rows(result: ScenarioResult, actors: Sequence[str]) -> list[tuple[str, str | None, Text]]:
-    """(step, actor, cell) for every row of the replay: an actor of ``None`` is a state row, a switch has no step."""
+    """(step, actor, cell) for every row of the replay: an actor of ``None`` is a state row, a switch has no step.
+
+    The step is the run's step (one per scheduling decision, from 0), the number an explanation of racing steps
+    says ("a's step 3"), shown on the first row of each step; a run without that record numbers its events."""
     rows: list[tuple[str, str | None, Text]] = []
     states = dict(result.state_rows)
+    starts = _step_starts(result)
     previous: TraceEvent | None = None
     for event in result.trace:
         if (
@@ -47,14 +51,26 @@ def _replay_rows(result: ScenarioResult, actors: Sequence[str]) -> list[tuple[st
         ):
             rows.append(("", previous.actor, Text("switch (preempted)", style="yellow")))
         previous = event
+        number = starts.get(event.step, "") if starts else str(event.step)
         if event.actor not in actors:
-            rows.append((str(event.step), event.actor, Text(event.describe(), style="bold")))
+            rows.append((number, event.actor, Text(event.describe(), style="bold")))
             continue
-        rows.append((str(event.step), event.actor, _replay_cell(event)))
+        rows.append((number, event.actor, _replay_cell(event)))
         if states.get(event.step):  # a state row only where there is state to show
             state = ", ".join(f"{k}={v}" for k, v in states[event.step].items())
             rows.append(("", None, Text(f"state: {state}", style="cyan")))
     return rows
+
+
+def _step_starts(result: ScenarioResult) -> dict[int, str]:
+    """The trace index each step begins at, mapped to the step's number (empty when the run kept no such record)."""
+    run = result.run
+    if run is None or not run.step_events:
+        return {}
+    starts: dict[int, str] = {}
+    for number, index in enumerate(run.step_events):
+        starts.setdefault(index, str(number))  # a step that logged nothing shares its index with the next: the first
+    return starts
 
 
 def _replay_grid(name: str, actors: Sequence[str], rows: list[tuple[str, str | None, Text]]) -> Table:

@@ -144,6 +144,7 @@ class Handoff(View):
                     if decision is None:
                         decision = made.setdefault(chosen, Decision(names, chosen))
                     decisions.append(decision)
+                    self._step_events.append(len(self._trace))
                     nxt = self._by_name[chosen]
                     self._streak = self._streak + 1 if nxt is actor and len(names) > 1 else 0
                     # the step it opens (StepLog.step, inline): what its operation executes, and any opaque code

@@ -103,6 +103,9 @@ class RunResult:
     decisions: tuple[Decision, ...]
     step_footprints: tuple[Footprint, ...] = ()
     accesses: tuple[Access, ...] = ()
+    step_events: tuple[int, ...] = ()
+    """Per step (per decision), the index of its first trace event: the trace read step by step, so that a table
+    of the trace and an explanation of racing steps number steps alike."""
     hang_stack: str = ""
     leaked: tuple[str, ...] = ()
     problem: str = ""

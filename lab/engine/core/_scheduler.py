@@ -145,6 +145,7 @@ class Scheduler(Reports, ActorLife, Watchdog):
             errors={a.name: a.error for a in self._actors if a.error is not None},
             blocked=self._blocked_report,
             decisions=tuple(self._decisions),
+            step_events=tuple(self._step_events),
             step_footprints=self._steps.footprints(),
             accesses=self._steps.accesses(),
             hang_stack=hang_stack,

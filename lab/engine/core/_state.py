@@ -59,6 +59,7 @@ class RunState:
         an actor from another thread without a Python call (the recording path asks hundreds of times a run)."""
         self._trace: list[TraceEvent] = []
         self._decisions: list[Decision] = []
+        self._step_events: list[int] = []  # per decision, how long the trace was: where its step's events begin
         self._streak = 0  # choices in a row of the running actor while another could run (see _handoff.FAIR_STREAK)
         self._choices: dict[int, Choices] = {}  # this run's actors' table (see _handoff.choices_for)
         self._steps = steps
