@@ -1,9 +1,11 @@
 """The search: which runs to make, and what they add up to.
 
 - ``_explorer``: optimal DPOR's loop, steppable one execution at a time, over ``_tree`` (a node per decision, its
-  wakeup tree and sleep set), with ``_races`` (reversing each race a run shows), ``_happens_before`` (the conflict
-  index and a run's interleaving class), ``_exploration`` (what a search found, tallied alike by every strategy)
-  and ``_recording`` (a worker's run, noted so the search can follow it again);
+  wakeup tree and sleep set) and ``_choices`` (the policy of one run, the next branch), with ``_races`` (reversing
+  each race a run shows, found with ``_conflicts``, the conflict index), ``_exploration`` (what a search found,
+  tallied alike by every strategy) and ``_recording`` (a worker's run, noted so the search can follow it again);
+- ``_happens_before``: vector clocks, the one happens-before of the lab (the explorer's races, a run's class name,
+  the atomicity check's sync order);
 - ``_strategies`` and the strategies behind one interface (``_walks``: random and PCT samplers; ``_bounded``:
   preemption and delay bounding), ``_driver`` (one budget, find or prove) and ``_minimise`` (shrinking a failure);
 - ``_parallel`` and ``_subtrees``: the same search spread over processes, by work items;

@@ -13,14 +13,14 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import compress
 
-from lab.engine.core._footprint import ANY_KEY, Entry
+from lab.engine.core._footprint import Entry
 from lab.engine.core._run import Decision
 from lab.engine.search._atomicity_steps import REMEMBERED
+from lab.engine.search._happens_before import HappensBefore
 
 Window = tuple[int, int]
 """A range of another actor's epochs, ``(first, end)``, ``end`` exclusive (``OPEN``: to its last)."""
 OPEN = 1 << 62
-_NO_CLOCK: dict[str, int] = {}  # shared, never changed
 
 
 def _same_operation(
@@ -96,7 +96,8 @@ class Shape:
         self._ends: dict[int, int] = {}  # a synchronising step -> the first epoch none of whose data it precedes
         self.opens = self._epochs(decisions, touched)
         """For each actor, its steps that open an epoch: a step's epoch is how many of them it does not precede."""
-        self._clocks: dict[int, dict[str, int]] | None = None
+        self._clocks: dict[int, list[int]] | None = None
+        self._slot: dict[str, int] = {}  # each actor's place in a clock (with the clocks)
         self._seen: dict[tuple[str, str], list[int]] = {}
         # windows are counted in epochs, and depend on the synchronising steps only through their order, actors,
         # entries, and the epochs they open and end: runs that synchronise alike share them
@@ -125,13 +126,14 @@ class Shape:
         opens = self.opens
         clocks = self._clocks if self._clocks is not None else self._sync_order()
         synced = self._synced[actor]
-        clock = clocks[synced[stretch - 1]] if stretch else _NO_CLOCK
+        clock = clocks[synced[stretch - 1]] if stretch else None
+        slot = self._slot
         ahead = synced[stretch] if stretch < len(synced) else None
         found: list[tuple[str, Window]] = []
         for other in self._names:
             if other == actor:
                 continue
-            before = clock.get(other, -1)
+            before = clock[slot[other]] if clock is not None else -1
             first = bisect_right(opens[other], before) if before >= 0 else 0
             end = OPEN
             if ahead is not None:  # the other's steps are ordered after ``ahead`` from the first whose clock knows it
@@ -150,7 +152,8 @@ class Shape:
         known = self._seen.get((other, actor))
         if known is None:
             clocks = self._clocks if self._clocks is not None else self._sync_order()
-            known = self._seen[(other, actor)] = [clocks[j].get(actor, -1) for j in self._synced[other]]
+            mine = self._slot[actor]
+            known = self._seen[(other, actor)] = [clocks[j][mine] for j in self._synced[other]]
         return known
 
     def _epochs(self, decisions: Sequence[Decision], touched: set[int]) -> dict[str, list[int]]:
@@ -178,54 +181,17 @@ class Shape:
                     ends[i] = len(opens) + 1 if dirty else len(opens)
         return opens_of
 
-    def _sync_order(self) -> dict[int, dict[str, int]]:
+    def _sync_order(self) -> dict[int, list[int]]:
         """Vector clocks of the operations that open the synchronising steps, over program order and
-        synchronisation only.
+        synchronisation only (:class:`lab.engine.search._happens_before.HappensBefore` over their entries alone).
 
-        ``clocks[i][X]`` is the last step of actor X whose opening operation happens-before the one opening step
-        ``i``. Every synchronisation entry of the lab's primitives is joined with the last earlier write of the same
-        object (and a write with the reads since), which by transitivity covers every earlier conflicting step.
+        ``clocks[i][slot[X]]`` is the last step of actor X whose opening operation happens-before the one opening
+        step ``i``.
         """
         actors, sync = self._actors, self._sync
-        clocks: dict[int, dict[str, int]] = {}
-        self._clocks = clocks
-        last: dict[str, int] = {}
-        writer: dict[tuple[str, str], int] = {}
-        readers: dict[tuple[str, str], list[int]] = {}
-        keys: dict[str, set[str]] = {}
+        order = HappensBefore(self._names)
         for i in self._order:
-            actor = actors[i]
-            entries = sync[i]
-            before = last.get(actor)
-            clock = dict(clocks[before]) if before is not None else {}
-            joined: set[int] = set()
-            for thing, key, mode in entries:
-                for part in _parts(keys, thing, key):
-                    if part in writer:
-                        joined.add(writer[part])
-                    if mode == "w":
-                        joined.update(readers.get(part, ()))
-            for m in joined:
-                for who, tick in clocks[m].items():
-                    if clock.get(who, -1) < tick:
-                        clock[who] = tick
-            for thing, key, mode in entries:
-                keys.setdefault(thing, set()).add(key)
-                if mode == "w":
-                    for part in _parts(keys, thing, key):
-                        writer[part] = i
-                        readers.pop(part, None)
-                else:
-                    readers.setdefault((thing, key), []).append(i)
-            clock[actor] = i
-            clocks[i] = clock
-            last[actor] = i
-        return clocks
-
-
-def _parts(keys: dict[str, set[str]], thing: str, key: str) -> list[tuple[str, str]]:
-    """The (thing, key) pairs an entry overlaps: itself, or every key of the thing seen so far for ``*``."""
-    known = keys.get(thing, set())
-    if key == ANY_KEY:
-        return [(thing, other) for other in sorted(known)] + [(thing, key)]
-    return [(thing, key), (thing, ANY_KEY)] if ANY_KEY in known else [(thing, key)]
+            order.step(i, actors[i], sync[i])
+        self._slot = order.slot
+        self._clocks = order.clocks
+        return order.clocks

@@ -14,6 +14,7 @@ from lab.engine.core._footprint import Entry, Footprint, describe_entry, entries
 from lab.engine.core._run import Access
 from lab.engine.search._atomicity_epochs import Window
 from lab.engine.search._atomicity_steps import What
+from lab.engine.search._happens_before import HappensBefore
 
 FINER = {"probe": "line", "line": "instruction"}
 _THING = itemgetter(0)
@@ -84,8 +85,9 @@ def split_after_signal(
     can: the step must be split (a race between probes). A pair whose operations this run orders by a race the
     explorer reverses (two acquisitions of a semaphore) is reported too: a little more than it must.
 
-    Happens-before is the one :meth:`Shape._sync_order` works out, over the operations only, with a lab lock's
-    release taken as the write of its lock it is. Steps with shared accesses and such an operation are few: most
+    Happens-before is :class:`lab.engine.search._happens_before.HappensBefore` over the operations only, as for the
+    windows (:meth:`lab.engine.search._atomicity_epochs.Shape._sync_order`), with a lab lock's release taken as the
+    write of its lock it is. Steps with shared accesses and such an operation are few: most
     runs end at the first loop.
     """
     entries: dict[int, frozenset[Entry]] = {}
@@ -100,35 +102,12 @@ def split_after_signal(
     signals = [i for i in shared if i in entries and any(entry[2] == "w" for entry in entries[i])]
     if not signals:
         return None
-    clocks: dict[int, dict[str, int]] = {}
-    last: dict[str, int] = {}
-    writer: dict[tuple[str, str], int] = {}
-    readers: dict[tuple[str, str], list[int]] = {}
+    order = HappensBefore(list(dict.fromkeys(actors)))
     synced: dict[str, list[int]] = {}
     for i in sorted(entries):
-        actor = actors[i]
-        before = last.get(actor)
-        clock = dict(clocks[before]) if before is not None else {}
-        joined: set[int] = set()
-        for thing, key, mode in entries[i]:
-            if (thing, key) in writer:
-                joined.add(writer[(thing, key)])
-            if mode == "w":
-                joined.update(readers.get((thing, key), ()))
-        for m in joined:
-            for who, tick in clocks[m].items():
-                if clock.get(who, -1) < tick:
-                    clock[who] = tick
-        for thing, key, mode in entries[i]:
-            if mode == "w":
-                writer[(thing, key)] = i
-                readers.pop((thing, key), None)
-            else:
-                readers.setdefault((thing, key), []).append(i)
-        clock[actor] = i
-        clocks[i] = clock
-        last[actor] = i
-        synced.setdefault(actor, []).append(i)
+        order.step(i, actors[i], entries[i])
+        synced.setdefault(actors[i], []).append(i)
+    clocks, slot = order.clocks, order.slot
     steps_of: dict[str, list[int]] = {}
     for step in sorted(shared):
         steps_of.setdefault(actors[step], []).append(step)
@@ -141,7 +120,8 @@ def split_after_signal(
                 continue
             known = knowing.get((other, actor))
             if known is None:
-                known = knowing[(other, actor)] = [clocks[k].get(actor, -1) for k in theirs]
+                mine_slot = slot[actor]
+                known = knowing[(other, actor)] = [clocks[k][mine_slot] for k in theirs]
             low, high = bisect_left(known, signal), bisect_right(known, signal)
             if low == high:  # none of its operations follows this one without following the actor's next one
                 continue

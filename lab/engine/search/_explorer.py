@@ -92,7 +92,7 @@ class Explorer:
         self._progress = progress
         conflicts = lru_cache(maxsize=65_536)(conflict)
         self._choices = Choices(self._actors, reduction, preemption_bound, conflicts)
-        self._races = Races(conflicts)
+        self._races = Races(self._actors, conflicts)
         self._path: list[Node] = []  # the search's current path (what estimated_classes reads)
 
     @property

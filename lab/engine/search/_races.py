@@ -6,9 +6,11 @@ that leads to the second one first: the steps between them that do not happen af
 (Abdulla, Aronis, Jonsson and Sagonas, "Optimal Dynamic Partial Order Reduction", POPL 2014). The plan goes into
 that decision's wakeup tree (:mod:`lab.engine.search._tree`), unless an actor asleep there already covers it.
 
-Races are found incrementally: happens-before by vector clocks, and an index of the latest access to each piece of
-state by each actor (:class:`lab.engine.search._happens_before.History`), which gives each step the last
-conflicting step of every other actor without scanning the run. Only the steps this run added are asked about; the
+Races are found incrementally: happens-before by vector clocks
+(:class:`lab.engine.search._happens_before.HappensBefore`), and an index of the latest access to each piece of
+state by each actor
+(:class:`lab.engine.search._conflicts.History`), which gives each step the last conflicting step of every other
+actor without scanning the run. Only the steps this run added are asked about; the
 prefix it replayed keeps the clocks of the run before, unless a footprint there came out different.
 
 A race between two critical sections of one lock cannot be reversed where it lies (the second actor cannot take
@@ -20,10 +22,9 @@ from __future__ import annotations
 
 from lab.engine.core._footprint import Footprint
 from lab.engine.core._run import RunResult
-from lab.engine.search._happens_before import History, shared_things
-from lab.engine.search._tree import Conflict, Event, Node, insert, weak_initial
-
-_NO_CLOCK: dict[str, int] = {}  # the clock before an actor's first step (read, never written)
+from lab.engine.search._conflicts import History, shared_things
+from lab.engine.search._happens_before import HappensBefore
+from lab.engine.search._tree import NOTHING, Conflict, Event, Node, insert, weak_initial
 
 
 def record_executed(nodes: list[Node], first_new: int, run: RunResult) -> None:
@@ -46,17 +47,18 @@ def record_executed(nodes: list[Node], first_new: int, run: RunResult) -> None:
 
 class Races:
     """Finds the races of a run on the search's path and plans their reversals, with one explorer's memo of
-    footprint conflicts."""
+    footprint conflicts. Clocks list the actors in ``actors``' order."""
 
-    def __init__(self, conflict: Conflict) -> None:
+    def __init__(self, actors: tuple[str, ...], conflict: Conflict) -> None:
+        self._actors = actors
+        self._slot = {name: i for i, name in enumerate(actors)}
         self._conflict = conflict
 
     def add_races(self, nodes: list[Node], first_new: int) -> None:
         """Happens-before by vector clocks, and every race into each new step, found incrementally: an index of the
         latest access to each piece of state by each actor gives, per step, the last conflicting step of every other
-        actor without scanning the run. Then the races of steps blocked actors never took. The index keeps only
-        what can order steps of different actors (:func:`shared_things`): the rest of a footprint races with
-        nothing."""
+        actor without scanning the run. Then the races of steps blocked actors never took. Both keep only what can
+        order steps of different actors (:func:`shared_things`): the rest of a footprint races with nothing."""
         steps: list[Event] = []
         for node in nodes:
             if not node.chosen:
@@ -71,39 +73,20 @@ class Races:
             )
         else:
             relevant = shared_things(steps)
-        last_clock: dict[str, dict[str, int]] = {}
         history = History(relevant)
+        order = HappensBefore(self._actors, relevant)
         for k, (actor, taken) in enumerate(steps):
             node = nodes[k]
-            clock = node.clock
-            if not taken:
-                if clock is None:
-                    clock = dict(last_clock.get(actor, _NO_CLOCK))
-                    clock[actor] = k
-                    node.clock = clock
-                last_clock[actor] = clock
-                continue
-            ask = clock is None or k >= first_new
-            latest = history.step(k, actor, taken, ask=ask)
-            if latest is not None:
-                before = last_clock.get(actor, _NO_CLOCK)
-                clock = dict(before)
-                for j in latest.values():
-                    earlier = nodes[j].clock or _NO_CLOCK
-                    for who, tick in earlier.items():
-                        if clock.get(who, -1) < tick:
-                            clock[who] = tick
-                clock[actor] = k
-                node.clock = clock
-                if latest and k >= first_new:
-                    self._races_into(nodes, k, latest, before)
-            last_clock[actor] = clock if clock is not None else _NO_CLOCK  # (never None here: asked when it was)
+            known = node.clock if k < first_new else None  # a replayed step keeps its clock, unless it was stale
+            before = order.clock_of(actor)
+            latest = history.step(k, actor, taken, ask=known is None) if taken else None
+            node.clock = order.step(k, actor, taken, known)
+            if latest and k >= first_new:
+                self._races_into(nodes, k, latest, before)
         if untaken:
-            self._races_of_untaken(nodes, end, last_clock, history)
+            self._races_of_untaken(nodes, end, order, history)
 
-    def _races_of_untaken(
-        self, nodes: list[Node], end: int, last_clock: dict[str, dict[str, int]], history: History
-    ) -> None:
+    def _races_of_untaken(self, nodes: list[Node], end: int, order: HappensBefore, history: History) -> None:
         """An actor that never ran again (blocked at the end, a deadlock) still has a next step: what it announced.
         Race it against the steps taken, as if it came last."""
         last = nodes[end - 1]
@@ -111,21 +94,30 @@ class Races:
             if actor == last.chosen or not upcoming:
                 continue
             latest = history.latest_conflicting(upcoming, actor)
-            self._races_into(nodes, end, latest, last_clock.get(actor, {}), untaken=(actor, upcoming))
+            self._races_into(nodes, end, latest, order.clock_of(actor), untaken=(actor, upcoming))
 
     def _races_into(
-        self, nodes: list[Node], k: int, latest: dict[str, int], before: dict[str, int], untaken: Event | None = None
+        self,
+        nodes: list[Node],
+        k: int,
+        latest: dict[str, int],
+        before: list[int] | None,
+        untaken: Event | None = None,
     ) -> None:
         """Reverse every race into step ``k``: for each other actor, its last step ``j`` that conflicts with ``k``,
-        unless ``j`` already happens before ``k`` through another way -- the actor's own previous step, or the
-        last conflicting step of a third actor. Looking at the latest conflicting step alone would miss ``invoice``
-        reading a price that ``price`` wrote from the rate ``rate`` wrote."""
+        unless ``j`` already happens before ``k`` through another way -- the actor's own previous step (whose clock
+        is ``before``), or the last conflicting step of a third actor. Looking at the latest conflicting step alone
+        would miss ``invoice`` reading a price that ``price`` wrote from the rate ``rate`` wrote."""
         second: Event = untaken if untaken is not None else (nodes[k].chosen, nodes[k].step())
+        slot = self._slot
         for who, j in latest.items():
-            reached = before.get(who, -1)
+            mine = slot[who]
+            reached = before[mine] if before is not None else -1
             for other, i in latest.items():
                 if other != who:
-                    reached = max(reached, (nodes[i].clock or {}).get(who, -1))
+                    clock = nodes[i].clock
+                    if clock is not None and clock[mine] > reached:
+                        reached = clock[mine]
             if reached >= j:
                 continue  # ordered through a step in between: not a race of its own
             self.plan_reversal(nodes, j, second, k)
@@ -140,14 +132,16 @@ class Races:
         step where the holder took the lock instead."""
         node = nodes[j]
         first = node.chosen
+        slot = self._slot[first]
         indexed = []  # the steps after j that do not happen after it (inline: this runs for every race)
         sequence: list[Event] = []
         for i in range(j + 1, min(at, len(nodes))):
             step = nodes[i]
             chosen = step.chosen
-            if chosen and (step.clock is None or step.clock.get(first, -1) < j):
+            if chosen and (step.clock is None or step.clock[slot] < j):
                 indexed.append(i)
-                sequence.append((chosen, step.step()))
+                executed = step.executed
+                sequence.append((chosen, executed if executed is not None else step.pending.get(chosen, NOTHING)))
         sequence.append(second)
         if node.held and depth < 8:
             for position, (actor, footprint) in enumerate(sequence):

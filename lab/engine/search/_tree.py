@@ -77,7 +77,7 @@ class Node:
         self.explored: dict[str, Footprint] = {}  # choice -> what its step touched
         self.done: set[str] = set()
         self.executed: Footprint | None = None  # what the step taken here was seen to touch (set after the run)
-        self.clock: dict[str, int] | None = None  # vector clock of the step taken here (set by the race analysis)
+        self.clock: list[int] | None = None  # vector clock of the step taken here (set by the race analysis)
 
     def step(self) -> Footprint:
         """What the step taken here touched: as seen after the run, else as announced before it."""
