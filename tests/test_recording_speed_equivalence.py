@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 import lab.engine.record._active as active
-import lab.scenarios.runner as runner
+import lab.scenarios.world as runner
 from lab.engine.core import Entry, Scheduler
 from lab.engine.record import InstrumentedModule, Recording, instrument_module
 from tests.test_accesses import _record
