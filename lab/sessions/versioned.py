@@ -50,6 +50,12 @@ an address. A durable session's identity is its row's random key, created with t
 that row (in any process, after any restart) accepts its tickets, a session of the same name in another database
 refuses them, and a pickled ticket carries the key so that another worker process can commit it.
 
+**A reply in flight, or given up on.** ``is_current(ticket)`` says, while a slow reply still streams, whether it
+could still commit (early STALE: a caller may stop a stream that will be refused and pay for fewer tokens).
+``reconcile(ticket, transport)``, after a timeout or a cancel, asks the provider's record by the request id and puts
+a finished answer through ``commit`` (COMMITTED, STALE, DUPLICATE, INVALID); with nothing finished or nothing to
+ask it is UNKNOWN, and it never sends a second request.
+
 Arguments of the wrong type are the caller's mistake and raise :class:`~lab.errors.ArgumentTypeError` naming the
 parameter, before any probe point. What the *model* may legitimately send back is answered with a status instead:
 a ``None`` answer (null content) or a ``None`` finish reason (omitted) is INVALID, like a blank answer.
