@@ -110,8 +110,14 @@ def main(
         return 2
     except SystemExit as leaving:  # --help printed its text and asked to leave
         return leaving.code if isinstance(leaving.code, int) else 0
-    for line in banner.splitlines():  # each start line wrapped at the width too, a continuation indented
-        _say(out, line, _width(out, env), indent=2)
+    # The start lines are written for 80 columns (a store path or URL is never cut): a narrower terminal gets them
+    # wrapped between words, a continuation indented.
+    width = _width(out, env)
+    for line in banner.splitlines():
+        if width < 80:
+            _say(out, line, width, indent=2)
+        else:
+            print(visible(line), file=out)
     print(file=out, flush=True)
     try:
         with line_reader(source, out) as read:
@@ -512,7 +518,7 @@ class Wrapper:
     >>> wrapper.feed("a streamed rep"); wrapper.feed("ly arrives")
     >>> wrapper.end()
     >>> out.getvalue()
-    'a streamed\nreply\narrives\n'
+    'a streamed\\nreply\\narrives\\n'
     """
 
     def __init__(self, out: TextIO, width: int, *, indent: int = 0) -> None:
