@@ -69,7 +69,9 @@ class TestLiveStreaming:
         ("failing", "shown", "status"),
         [
             pytest.param(streams(event("half an "), event("answer ")), "half an answer", "[IO]", id="cut"),
-            pytest.param(streams(*[event("x" * 30_000)] * 10, DONE), None, "[IO]", id="past-256KiB"),
+            pytest.param(
+                streams(*[event("x" * 30_000)] * 10, DONE), None, "[IO]", id="past-256KiB", marks=pytest.mark.slow
+            ),
             pytest.param(
                 streams(event("cut "), event("short ", "length"), DONE), "cut short", "[INCOMPLETE]", id="length"
             ),
