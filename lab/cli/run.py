@@ -152,6 +152,13 @@ def main(args: argparse.Namespace, output: Output) -> int:
     _print(outcome, output, Invocation.of(output.prog, args.scenarios))
     audit = outcome.audit
     checks = "all checks passed" if outcome.status == Verdict.PASS else "SOME CHECKS FAILED"
+    unproved = [found for found in outcome.explorations if found.verdict is not ExploreVerdict.PASS]
+    if unproved:  # an exploration's own verdict, never hidden behind the run's (a mutant's FAIL is its bug found)
+        named = ", ".join(
+            f"{found.name} ({found.granularity}{', ' + found.variant if found.variant else ''}) {found.verdict}"
+            for found in unproved
+        )
+        checks = f"exploration {named}; scenario checks {'passed' if outcome.status == Verdict.PASS else 'FAILED'}"
     output.line(
         f"evidence written to {args.out} ({checks}"
         f"; self-audit {'ok' if audit is not None and audit.ok else 'FOUND PROBLEMS'}"

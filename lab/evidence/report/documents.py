@@ -34,7 +34,7 @@ def render_documents(
     explored: Explored | None,
 ) -> dict[str, bytes]:
     """``{"report.md": ..., "report.html": ...}``, UTF-8; ``explored`` is ``None`` for a run without ``--explore``."""
-    text = render_report(run, results, broken)
+    text = render_report(run, results, broken, explored.records if explored is not None else ())
     if explored is not None:
         actors = {result.name: list(result.outcomes) for result in results}
         section = exploration_section(explored.settings, explored.records, explored.kill_matrix, actors)

@@ -18,6 +18,7 @@ from lab.evidence.report.html_explore import exploration_html
 from lab.evidence.report.html_kit import STYLE, badge, esc, outcome_badge, token
 from lab.evidence.report.report import race_caption
 from lab.evidence.report.timeline import Timeline, Wait, build_timeline
+from lab.evidence.report.title import report_title
 from lab.scenarios.loader import BrokenScenario
 from lab.scenarios.runner import ScenarioResult
 
@@ -30,7 +31,7 @@ def render_html(
     | None = None,
 ) -> str:
     """The text of ``report.html``; ``exploration`` is ``(settings, records, kill matrix)`` when the run explored."""
-    title = f"Evidence: {len(results)} scenario{'' if len(results) == 1 else 's'}, {run.get('status')}"
+    title = report_title(run, len(results), exploration[1] if exploration is not None else ())
     body = [f"<h1>{esc(title)}</h1>", _run_table(run)]
     body.append(
         '<p class="note">Verify this folder with <code>python audit.py &lt;this folder&gt;</code>: it checks every '

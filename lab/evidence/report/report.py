@@ -8,16 +8,23 @@ nothing: verdicts and totals come from the runner. Table cells are escaped (``|`
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from lab.engine.core import Json
 from lab.evidence.report.mermaid import sequence_diagram
+from lab.evidence.report.title import report_title
 from lab.scenarios.loader import BrokenScenario
 from lab.scenarios.runner import ScenarioResult, Verdict
 
 
-def render_report(run: Mapping[str, Json], results: Sequence[ScenarioResult], broken: Sequence[BrokenScenario]) -> str:
-    """The Markdown text of ``report.md``."""
-    lines = [f"# Evidence: {len(results)} scenario{'s' if len(results) != 1 else ''}, {run['status']}", ""]
+def render_report(
+    run: Mapping[str, Json],
+    results: Sequence[ScenarioResult],
+    broken: Sequence[BrokenScenario],
+    records: Sequence[tuple[str, Mapping[str, Any]]] = (),
+) -> str:
+    """The Markdown text of ``report.md``; ``records``: the exploration records, which the title names too."""
+    lines = [f"# {report_title(run, len(results), records)}", ""]
     lines += _run_table(run)
     lines += [
         "",
