@@ -170,7 +170,13 @@ def _write_asks(root: Path, folder: Path) -> None:
     assert isinstance(loaded, LoadedScenario), loaded
     now = datetime.now(UTC)
     report = write_evidence(
-        create_evidence_folder(folder), [run_scenario(loaded)], [], root=root, command=["test"], started=now, ended=now
+        create_evidence_folder(folder),
+        [run_scenario(loaded)],
+        [],
+        root=root,
+        command=["run.py", "--out", str(folder)],
+        started=now,
+        ended=now,
     )
     assert report.ok, report.problems
 
@@ -354,7 +360,10 @@ class TestRepeatability:
         broken = [i for i in items if isinstance(i, BrokenScenario)]
         now = datetime.now(UTC)
         folder = create_evidence_folder(tmp_path / "ev")
-        assert write_evidence(folder, results, broken, root=root, command=["t"], started=now, ended=now).ok
+        written = write_evidence(
+            folder, results, broken, root=root, command=["run.py", "--out", "ev"], started=now, ended=now
+        )
+        assert written.ok, written.problems
         record = json.loads((folder / "run.json").read_text())
         assert record["status"] == "FAIL" and record["verdicts"] == {"PASS": 0, "FAIL": 2, "ERROR": 1, "SKIPPED": 0}
         assert [b["file"] for b in record["broken"]] == ["broken.py"]

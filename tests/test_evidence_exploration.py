@@ -32,6 +32,11 @@ RACE = "explore/race_two_requests/probe.VersionedSession.json"
 RACE_LINE = "explore/race_two_requests/line.VersionedSession.json"
 MUTANT = "explore/race_two_requests/probe.CheckOutsideLockSession.json"
 LATCHED = "explore/out_of_order_commit/probe.json"
+LATCHED_LINE = "explore/out_of_order_commit/line.json"
+WORDS = ["--explore", "--granularity", "both", "--scenario", "race_two_requests", "--scenario", "out_of_order_commit"]
+"""The command the module's folder records, and the one its records are what it makes."""
+MUTANT_WORDS = ["--explore", "--variant", "CheckOutsideLockSession", "--scenario", "race_two_requests"]
+MUTANT_SETTINGS = {"granularities": ["probe"], "preemption_bound": None, "max_schedules": 20_000}
 MATRIX = "explore/kill-matrix.json"
 REPORTS = ("report.md", "report.html")
 
@@ -49,7 +54,7 @@ class Explored:
 
     results: list[ScenarioResult]
     explorations: list[ScenarioExploration]
-    matrix: KillMatrix
+    matrix: KillMatrix | None
 
 
 def _load(name: str) -> LoadedScenario:
@@ -59,23 +64,34 @@ def _load(name: str) -> LoadedScenario:
 
 
 def _explore() -> Explored:
+    """What ``run.py`` with :data:`WORDS` makes: each scenario at both granularities, and the kill matrix of the one
+    race scenario among them (partial: the checkout has others)."""
     race, latched = _load("race_two_requests"), _load("out_of_order_commit")
     explorations = [
         explore_scenario(race, granularity="probe"),
         explore_scenario(race, granularity="line"),
         explore_scenario(latched, granularity="probe"),
-        explore_scenario(race, granularity="probe", variant="CheckOutsideLockSession"),
+        explore_scenario(latched, granularity="line"),
     ]
-    matrix = build_kill_matrix([_load("race_duplicate_delivery")])
+    matrix = build_kill_matrix([race], partial=True)
     return Explored([run_scenario(race), run_scenario(latched)], explorations, matrix)
 
 
-def _write(folder: Path, explored: Explored, **options: Any) -> AuditReport:
+def _explore_mutant() -> Explored:
+    """What ``run.py`` with :data:`MUTANT_WORDS` makes: one exploration over a mutant, which FAILs, and no matrix."""
+    race = _load("race_two_requests")
+    found = explore_scenario(race, granularity="probe", variant="CheckOutsideLockSession")
+    return Explored([run_scenario(race)], [found], None)
+
+
+def _write(
+    folder: Path, explored: Explored, words: list[str] = WORDS, settings: Any = SETTINGS, **options: Any
+) -> AuditReport:
     now = datetime.now(UTC)
     arguments: dict[str, Any] = {
         "explorations": explored.explorations,
         "kill_matrix": explored.matrix,
-        "explore_settings": SETTINGS,
+        "explore_settings": settings,
         **options,
     }
     return write_evidence(
@@ -83,7 +99,7 @@ def _write(folder: Path, explored: Explored, **options: Any) -> AuditReport:
         explored.results,
         [],
         root=FROZEN,
-        command=["test"],
+        command=["run.py", *words, "--out", str(folder)],
         started=now,
         ended=now,
         **arguments,
@@ -107,6 +123,21 @@ def pristine(tmp_path_factory: pytest.TempPathFactory, explored: Explored) -> Pa
 def ev(pristine: Path, tmp_path: Path) -> Path:
     """A private copy of the module's folder, free to tamper with."""
     return Path(shutil.copytree(pristine, tmp_path / "ev", symlinks=True))
+
+
+@pytest.fixture(scope="module")
+def mutant(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of one exploration over a mutant (``--variant``): a FAIL with a counterexample."""
+    folder = tmp_path_factory.mktemp("mutant") / "ev"
+    report = _write(folder, _explore_mutant(), MUTANT_WORDS, MUTANT_SETTINGS)
+    assert report.ok, report.problems
+    return folder
+
+
+@pytest.fixture()
+def mev(mutant: Path, tmp_path: Path) -> Path:
+    """A private copy of the mutant's folder."""
+    return Path(shutil.copytree(mutant, tmp_path / "mev", symlinks=True))
 
 
 def _json(path: Path) -> Any:
@@ -141,7 +172,7 @@ class TestFolder:
     def test_holds_one_record_per_exploration_and_the_kill_matrix(self, pristine: Path) -> None:
         """explore/<scenario>/<granularity>[.<variant>].json, and explore/kill-matrix.json."""
         found = {p.relative_to(pristine).as_posix() for p in (pristine / "explore").rglob("*") if p.is_file()}
-        assert found == {RACE, RACE_LINE, LATCHED, MUTANT, MATRIX}
+        assert found == {RACE, RACE_LINE, LATCHED, LATCHED_LINE, MATRIX}
 
     @pytest.mark.slow
     def test_audits_clean_with_reexploration(self, pristine: Path) -> None:
@@ -163,25 +194,25 @@ class TestFolder:
         assert audit(ev).ok
         assert _snapshot(ev) == before and not any("__pycache__" in name for name in before)
 
-    def test_sha256sum_check_passes(self, pristine: Path) -> None:
+    def test_sha256sum_check_passes(self, pristine: Path, mutant: Path) -> None:
         """coreutils verifies the exploration files like every other file."""
         if shutil.which("sha256sum") is None:
             pytest.skip("sha256sum is not installed")
         done = subprocess.run(
             ["sha256sum", "-c", "--quiet", "SHA256SUMS"],
-            cwd=pristine,
+            cwd=mutant,
             capture_output=True,
             text=True,
             check=False,
             timeout=20,
         )
         assert done.returncode == 0, done.stdout + done.stderr
-        listed = (pristine / "SHA256SUMS").read_text(encoding="utf-8")
-        assert f"  {MATRIX}\n" in listed and f"  {MUTANT}\n" in listed
+        assert f"  {MUTANT}\n" in (mutant / "SHA256SUMS").read_text(encoding="utf-8")
+        assert f"  {MATRIX}\n" in (pristine / "SHA256SUMS").read_text(encoding="utf-8")
 
-    def test_a_record_holds_rows_outcomes_and_the_counterexample(self, pristine: Path) -> None:
+    def test_a_record_holds_rows_outcomes_and_the_counterexample(self, mutant: Path) -> None:
         """Canonical JSON; the naive bound as a string; time only under timing."""
-        text = (pristine / MUTANT).read_text(encoding="utf-8")
+        text = (mutant / MUTANT).read_text(encoding="utf-8")
         assert text == json.dumps(json.loads(text), sort_keys=True, ensure_ascii=False, indent=2) + "\n"
         record = json.loads(text)
         assert (record["verdict"], record["naive_bound"]) == ("FAIL", "705432")
@@ -200,8 +231,9 @@ class TestFolder:
         )
         assert set(record["timing"]) == {"seconds"} and "seconds" not in json.dumps(_without_timing(text.encode()))
 
-    def test_run_json_summarises_and_the_kill_matrix_fails_the_run(self, pristine: Path) -> None:
-        """One matrix column leaves three mutants alive: its problems make the run FAIL; the mutant's FAIL does not."""
+    def test_run_json_summarises_and_a_mutants_fail_only_informs(self, pristine: Path, mutant: Path) -> None:
+        """Every default variant passes and the partial matrix has no problems: the run passes; so does the run whose
+        only exploration is a mutant's FAIL."""
         record = _json(pristine / "run.json")
         summary = record["exploration"]
         assert summary["settings"] == SETTINGS
@@ -209,36 +241,39 @@ class TestFolder:
             (RACE, True, "PASS"),
             (RACE_LINE, True, "PASS"),
             (LATCHED, True, "PASS"),
-            (MUTANT, False, "FAIL"),
+            (LATCHED_LINE, True, "PASS"),
         ]
-        assert summary["verdicts"] == {"PASS": 3, "FAIL": 1, "INCOMPLETE": 0}
+        assert summary["verdicts"] == {"PASS": 4, "FAIL": 0, "INCOMPLETE": 0}
         matrix = _json(pristine / MATRIX)
-        assert summary["kill_matrix"] == {"file": MATRIX, "ok": False, "problems": matrix["problems"]}
-        assert matrix["problems"] == [
-            f"mutant {name} survived every race scenario"
-            for name in ("BumpBeforeValidationSession", "LiveHistoryTicketSession", "TrimByMessageSession")
+        assert matrix["partial"] is True and matrix["scenarios"] == ["race_two_requests"]
+        assert summary["kill_matrix"] == {"file": MATRIX, "ok": True, "problems": []}
+        assert record["status"] == "PASS"
+        record = _json(mutant / "run.json")
+        assert [(e["file"], e["default_variant"], e["verdict"]) for e in record["exploration"]["explorations"]] == [
+            (MUTANT, False, "FAIL")
         ]
-        assert record["verdicts"]["PASS"] == 2 and record["status"] == "FAIL"
+        assert record["exploration"]["kill_matrix"] is None and record["status"] == "PASS"
 
-    def test_report_has_outcome_tables_and_the_kill_matrix(self, pristine: Path) -> None:
+    def test_report_has_outcome_tables_and_the_kill_matrix(self, pristine: Path, mutant: Path) -> None:
         """Rows with grade, reason and count; the matrix with variants down and race scenarios across."""
-        text = (pristine / "report.md").read_text(encoding="utf-8")
+        text = (mutant / "report.md").read_text(encoding="utf-8")
         assert "### race_two_requests · probe · CheckOutsideLockSession: FAIL\n" in text
-        forbidden = _json(pristine / MUTANT)["rows"][3]["schedules"]
+        forbidden = _json(mutant / MUTANT)["rows"][3]["schedules"]
         assert forbidden > 0
         assert (
             "| FORBIDDEN | two answers built on the same version were both committed: the history splices them "
             f"| {forbidden} |\n"
         ) in text
-        assert (
-            "| variant | race_duplicate_delivery |\n| --- | --- |\n| VersionedSession (correct) | survived |\n"
-        ) in text
-        assert "| CheckOutsideLockSession | killed (probe, line): `0:01-0:01-0:01-0:01-0:01-0:01` |\n" in text
-        assert "| UnlockedSession | incomplete (probe) · killed (line): `" in text
+        text = (pristine / "report.md").read_text(encoding="utf-8")
+        assert "| variant | race_two_requests |\n| --- | --- |\n| VersionedSession (correct) | survived |\n" in text
+        cells = [c for c in _json(pristine / MATRIX)["cells"] if c["variant"] == "CheckOutsideLockSession"]
+        assert [c["status"] for c in cells] == ["killed", "killed"]
+        shortest = min((c["schedule"] for c in cells), key=lambda schedule: (len(schedule), schedule))
+        assert f"| CheckOutsideLockSession | killed (probe, line): `{shortest}` |\n" in text
 
-    def test_a_counterexample_explains_itself_in_the_record_and_the_report(self, pristine: Path) -> None:
+    def test_a_counterexample_explains_itself_in_the_record_and_the_report(self, mutant: Path) -> None:
         """The record keeps the racing accesses and the swapped run; report.md words them and replays that run."""
-        record = _json(pristine / MUTANT)
+        record = _json(mutant / MUTANT)
         explanation = record["counterexample"]["explanation"]
         accesses = [explanation["swap"][side]["accesses"] for side in ("first", "second")]
         assert [[(a["access"], a["file"]) for a in side] for side in accesses] == [
@@ -246,7 +281,7 @@ class TestFolder:
             [("write self.session._version", "lab/sessions/versioned.py")],
         ]
         assert explanation["swapped"]["grade"] == "ACCEPTABLE"
-        text = (pristine / "report.md").read_text(encoding="utf-8")
+        text = (mutant / "report.md").read_text(encoding="utf-8")
         assert "Why it fails:\n\n- " + explanation["text"][0] + "\n  - " + explanation["text"][1].strip() + "\n" in text
         assert (
             f"The allowed run, swapped: `python -m lab replay race_two_requests:"
@@ -261,7 +296,7 @@ class TestRepeatability:
         """Apart from timing, every exploration record, the matrix and the summary are the same bytes."""
         report = _write(tmp_path / "again", _explore())
         assert report.ok, report.problems
-        for rel in (RACE, RACE_LINE, LATCHED, MUTANT):
+        for rel in (RACE, RACE_LINE, LATCHED, LATCHED_LINE):
             assert _without_timing((pristine / rel).read_bytes()) == _without_timing(
                 (tmp_path / "again" / rel).read_bytes()
             )
@@ -356,20 +391,25 @@ class TestCoveredTracks:
         cells = _json(ev / MATRIX)["cells"][0]["schedules"]
         _edit(ev, MATRIX, kill_the_correct_variant)
         report = audit(ev)
-        assert _reasons(report, MATRIX) == [
-            "records 3 problems and ok false, but its cells make 4 problems; first: correct variant "
-            "VersionedSession was killed by race_duplicate_delivery (probe): FORBIDDEN: made up",
-            f"re-execution gave the cell VersionedSession x race_duplicate_delivery (probe) survived in {cells} "
+        reasons = _reasons(report, MATRIX)
+        assert reasons[0] == (
+            "records 0 problems and ok true, but its cells make 1 problems; first: correct variant "
+            "VersionedSession was killed by race_two_requests (probe): FORBIDDEN: made up"
+        )
+        assert reasons[1].startswith("the cell VersionedSession x race_two_requests (probe) says killed in ")
+        assert reasons[1].endswith(f"but {RACE} says survived in {cells} schedules")
+        assert reasons[2:] == [
+            f"re-execution gave the cell VersionedSession x race_two_requests (probe) survived in {cells} "
             f"schedules; recorded killed in {cells} schedules, schedule 0:01",
         ]
         assert report.rerun.status == "DIFFERED"
 
-    def test_a_status_that_ignores_the_kill_matrix(self, ev: Path) -> None:
+    def test_a_status_that_ignores_the_explorations(self, ev: Path) -> None:
         """run.json's status is recomputed from the results, the explorations and the matrix."""
-        _edit(ev, "run.json", lambda record: record.update(status="PASS"))
+        _edit(ev, "run.json", lambda record: record.update(status="FAIL"))
         report = audit(ev, rerun=False)
         assert _reasons(report, "run.json") == [
-            "status is PASS, but the results, broken files and exploration make it FAIL"
+            "status is FAIL, but the results, broken files and exploration make it PASS"
         ]
 
     @pytest.mark.slow
@@ -391,21 +431,21 @@ class TestCoveredTracks:
             f"STALE) in {real} schedules; recorded {real - 1}",
         ]
 
-    def test_no_rerun_says_what_it_skipped(self, ev: Path) -> None:
+    def test_no_rerun_says_what_it_skipped(self, mev: Path) -> None:
         """Without re-execution the cross-checks still run, and the note names the explorations."""
-        _edit(ev, MUTANT, lambda record: record.update(verdict="PASS"))
-        report = audit(ev, rerun=False)
+        _edit(mev, MUTANT, lambda record: record.update(verdict="PASS"))
+        report = audit(mev, rerun=False)
         assert report.rerun.status == "SKIPPED"
         assert report.rerun.note == (
             "re-execution skipped (--no-rerun): neither the scenarios nor the explorations were run again"
         )
         assert _reasons(report, MUTANT) == [
-            "verdict is PASS, but its rows, outcomes and bounds make it FAIL",
+            "verdict is PASS, but its rows, outcomes, bounds and problem make it FAIL",
             "verdict is PASS, but it has a counterexample",
         ]
         assert _reasons(report, "run.json") == [f"exploration {MUTANT}: verdict is FAIL, but the file says PASS"]
 
-    def test_an_explanation_must_say_what_its_fields_say(self, ev: Path) -> None:
+    def test_an_explanation_must_say_what_its_fields_say(self, mev: Path) -> None:
         """Reworded, or claiming an outcome no allowed row matches, it is named; a record from before explanations
         (none at all) is still good evidence."""
 
@@ -414,28 +454,33 @@ class TestCoveredTracks:
             explanation["text"][1] = explanation["text"][1].replace("read", "write")
             explanation["swapped"]["observed"]["slow"] = "COMMITTED"
 
-        _edit(ev, MUTANT, reword)
-        assert _reasons(audit(ev, rerun=False), MUTANT) == [
+        _edit(mev, MUTANT, reword)
+        assert _reasons(audit(mev, rerun=False), MUTANT) == [
             "its counterexample's explanation text does not say what its fields say",
             "its counterexample's explanation says the swapped run is ACCEPTABLE, but no allowed row of its table "
             "with that reason matches what that run reached",
         ]
-        _edit(ev, MUTANT, lambda record: record["counterexample"].pop("explanation"))
+        _edit(mev, MUTANT, lambda record: record["counterexample"].pop("explanation"))
         # only the reports, rendered from the record as it was, still show the explanation
-        assert [p.file for p in audit(ev, rerun=False).problems] == list(REPORTS)
+        assert [p.file for p in audit(mev, rerun=False).problems] == list(REPORTS)
 
     def test_missing_extra_and_malformed_records_are_each_named(self, ev: Path) -> None:
         """Every problem at once, one line each, and an unusable record is not re-explored."""
         (ev / RACE_LINE).unlink()
-        shutil.copyfile(ev / LATCHED, ev / "explore/out_of_order_commit/line.json")
+        shutil.copyfile(ev / LATCHED, ev / "explore/out_of_order_commit/instruction.json")
         (ev / RACE).write_text('{"name": "race_two_requests",', encoding="utf-8")
         reseal(ev)
         report = audit(ev, rerun=False)
-        assert _reasons(report, RACE_LINE) == ["missing: run.json lists this exploration"]
-        assert _reasons(report, "explore/out_of_order_commit/line.json") == [
-            "records out_of_order_commit at probe over no variant, but its path says out_of_order_commit at line "
-            "over no variant",
+        command = f"its command (run.py {' '.join(WORDS)} --out {_json(ev / 'run.json')['command'][-1]})"
+        assert _reasons(report, RACE_LINE) == [
+            "missing: run.json lists this exploration",
+            f"missing: {command} explores race_two_requests at line over VersionedSession",
+        ]
+        assert _reasons(report, "explore/out_of_order_commit/instruction.json") == [
+            "records out_of_order_commit at probe over no variant, but its path says out_of_order_commit at "
+            "instruction over no variant",
             "is not listed in run.json's exploration summary",
+            f"is an exploration {command} does not make",
         ]
         assert _reasons(report, RACE) == ["is truncated: the JSON ends early at line 1"]
         assert all("\n" not in str(problem) for problem in report.problems)
@@ -448,7 +493,9 @@ class TestWithoutExploration:
         """No explore/, no summary in run.json, the same audit note as before exploration existed."""
         now = datetime.now(UTC)
         folder = create_evidence_folder(tmp_path / "plain")
-        assert write_evidence(folder, explored.results, [], root=FROZEN, command=["t"], started=now, ended=now).ok
+        command = ["run.py", "--scenario", "race_two_requests", "--scenario", "out_of_order_commit", "--out", "x"]
+        written = write_evidence(folder, explored.results, [], root=FROZEN, command=command, started=now, ended=now)
+        assert written.ok, written.problems
         assert not (folder / "explore").exists()
         record = _json(folder / "run.json")
         assert "exploration" not in record and record["status"] == "PASS"
@@ -464,7 +511,10 @@ class TestWithoutExploration:
     @pytest.mark.slow
     def test_exploring_without_a_matrix_can_pass(self, explored: Explored, tmp_path: Path) -> None:
         """Every default variant PASS and no kill matrix: the run's status is PASS."""
-        report = _write(tmp_path / "ev", explored, explorations=explored.explorations[:3], kill_matrix=None)
+        only = Explored(explored.results[1:], explored.explorations[2:], None)
+        report = _write(
+            tmp_path / "ev", only, ["--explore", "--granularity", "both", "--scenario", "out_of_order_commit"]
+        )
         assert report.ok, report.problems
         record = _json(tmp_path / "ev" / "run.json")
         assert record["status"] == "PASS" and record["exploration"]["kill_matrix"] is None

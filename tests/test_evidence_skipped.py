@@ -85,7 +85,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory, root: Path) -> Path:
         results.append(run_scenario(loaded))
     out = create_evidence_folder(tmp_path_factory.mktemp("ev") / "ev")
     now = datetime.now(UTC)
-    report = write_evidence(out, results, [], root=root, command=["test"], started=now, ended=now)
+    report = write_evidence(out, results, [], root=root, command=["run.py", "--out", str(out)], started=now, ended=now)
     assert report.ok, report.problems
     assert report.rerun.status == "MATCHED", report.rerun.note
     return out

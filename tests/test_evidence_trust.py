@@ -265,7 +265,7 @@ class TestTheFolderIsNeverWritten:
             (ev / "sources" / "scenarios" / "left_behind.txt").write_text("x")
             from lab.evidence.records.findings import Rerun, RerunStatus
 
-            return Rerun(RerunStatus.MATCHED, "stand-in", code=code.label), []
+            return Rerun(RerunStatus.MATCHED, "stand-in", code=code.label), [], None
 
         monkeypatch.setattr(auditor, "reexecute", writes)
         report = audit(ev)
@@ -292,7 +292,15 @@ class TestTheFolderIsNeverWritten:
         assert isinstance(loaded, LoadedScenario), loaded
         now = datetime.now(UTC)
         folder = create_evidence_folder(tmp_path / "ev", started=now)
-        report = write_evidence(folder, [run_scenario(loaded)], [], root=root, command=["t"], started=now, ended=now)
+        report = write_evidence(
+            folder,
+            [run_scenario(loaded)],
+            [],
+            root=root,
+            command=["run.py", "--out", str(folder)],
+            started=now,
+            ended=now,
+        )
         assert report.ok and report.rerun.status == "MATCHED", report.problems
         independent = audit(folder, checkout=root, rerun=False)
         assert independent.ok, independent.problems

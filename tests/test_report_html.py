@@ -62,18 +62,30 @@ def results() -> list[ScenarioResult]:
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory, results: list[ScenarioResult]) -> Path:
-    """A run of three scenarios and one exploration of a race over a mutant (so it FAILs with a counterexample)."""
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The frozen lab with a scenario folder of exactly these scenarios, so that a real command makes the folder."""
+    root = tmp_path_factory.mktemp("checkout")
+    shutil.copytree(FROZEN / "lab", root / "lab")
+    (root / "scenarios").mkdir()
+    for name in SCENARIOS:
+        shutil.copy2(FROZEN / "scenarios" / f"{name}.py", root / "scenarios" / f"{name}.py")
+    return root
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory, results: list[ScenarioResult], checkout: Path) -> Path:
+    """A run of three scenarios and one exploration of a race over a mutant (so it FAILs with a counterexample):
+    what ``--explore --variant CheckOutsideLockSession`` makes of them (only the race declares that variant)."""
     race = _load("race_two_requests")
     explorations = [explore_scenario(race, granularity="probe", variant="CheckOutsideLockSession")]
     path = tmp_path_factory.mktemp("html") / "evidence"
     now = datetime.now(UTC)
     report = write_evidence(
         create_evidence_folder(path),
-        results,
+        sorted(results, key=lambda result: result.name),  # run order: the files by name
         [],
-        root=FROZEN,
-        command=["run.py", "--explore", *(f"--scenario={name}" for name in SCENARIOS), "--out", str(path)],
+        root=checkout,
+        command=["run.py", "--explore", "--variant", "CheckOutsideLockSession", "--out", str(path)],
         started=now,
         ended=now,
         explorations=explorations,
@@ -93,23 +105,23 @@ class TestTheFile:
         assert "url(" not in page
         assert re.findall(r'(?:src|href)="([^"#][^"]*)"', page) == []
 
-    def test_an_edited_page_is_caught_by_the_audit(self, folder: Path, tmp_path: Path) -> None:
+    def test_an_edited_page_is_caught_by_the_audit(self, folder: Path, tmp_path: Path, checkout: Path) -> None:
         """report.html decides nothing, so the audit renders it again from the records and compares bytes."""
         copy = tmp_path / "copy"
         shutil.copytree(folder, copy)
         page = copy / "report.html"
         page.write_text(page.read_text().replace("STALE", "COMMITTED", 1))
         reseal(copy)
-        found = [(p.file, p.reason.split(" (")[0]) for p in audit(copy, rerun=False, checkout=FROZEN).problems]
+        found = [(p.file, p.reason.split(" (")[0]) for p in audit(copy, rerun=False, checkout=checkout).problems]
         assert found == [("report.html", "differs from the report the audit's code makes of these records")]
 
-    def test_a_folder_without_a_page_still_audits(self, folder: Path, tmp_path: Path) -> None:
+    def test_a_folder_without_a_page_still_audits(self, folder: Path, tmp_path: Path, checkout: Path) -> None:
         """Folders written before report.html existed have none; that is not a problem."""
         copy = tmp_path / "copy"
         shutil.copytree(folder, copy)
         (copy / "report.html").unlink()
         reseal(copy)
-        assert audit(copy, rerun=False, checkout=FROZEN).problems == ()
+        assert audit(copy, rerun=False, checkout=checkout).problems == ()
 
 
 class TestRendering:
@@ -205,7 +217,7 @@ def test_the_page_in_a_real_browser(folder: Path, tmp_path: Path) -> None:
             page.on("request", lambda r: None if r.url.startswith("file:") else problems.append(f"request {r.url}"))
             page.goto((folder / "report.html").as_uri(), wait_until="load")
             sections = page.eval_on_selector_all("section.scenario", "els => els.map(e => e.dataset.scenario)")
-            assert sections == run["scenarios"] == list(SCENARIOS)
+            assert sections == run["scenarios"] == sorted(SCENARIOS)
             ours = page.locator("#scenario-out_of_order_commit")
             waiting = ours.locator('.waiting[data-actor="slow"][data-on="fast-committed"]')
             assert waiting.is_visible()

@@ -3,26 +3,23 @@ what a run or a replay did."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import lab
+from lab.commandline import DEFAULT_WATCHDOG as DEFAULT_WATCHDOG
+from lab.commandline import WATCHDOG_RANGE as WATCHDOG_RANGE
+from lab.commandline import check_watchdog as check_watchdog
 from lab.engine.core import Granularity, RunStatus
 from lab.engine.search import DEFAULT_MAX_SCHEDULES, Exploration
-from lab.errors import ScenarioError, UsageError
+from lab.errors import ScenarioError
 from lab.evidence.records.findings import AuditReport
 from lab.evidence.records.sources import is_checkout
 from lab.scenarios.exploring import ScenarioExploration
 from lab.scenarios.kill_matrix import KillMatrix
 from lab.scenarios.loader import BrokenScenario, LoadedScenario
 from lab.scenarios.runner import ScenarioResult, Verdict
-
-DEFAULT_WATCHDOG = 10.0
-WATCHDOG_RANGE = (0.01, 3600.0)
-"""The seconds a watchdog may be: ``nan`` and ``inf`` would never report a blocked actor, and below a hundredth of
-a second ordinary scheduling looks like a hang."""
 
 Item = LoadedScenario | BrokenScenario
 
@@ -47,13 +44,6 @@ def default_scenarios(*, for_new: bool = False) -> Path:
     if is_checkout(root) and (root / "scenarios").is_dir() and (inside or not for_new):
         return root / "scenarios"
     return here
-
-
-def check_watchdog(seconds: float) -> None:
-    """A finite number of seconds within :data:`WATCHDOG_RANGE`, or a :class:`UsageError`."""
-    low, high = WATCHDOG_RANGE
-    if not (math.isfinite(seconds) and low <= seconds <= high):
-        raise UsageError(f"--watchdog needs a number of seconds from {low:g} to {high:g}, not {seconds:g}")
 
 
 @dataclass(frozen=True, slots=True)

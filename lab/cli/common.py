@@ -1,37 +1,21 @@
-"""What every command shares: a parser whose mistakes are one line, the two output streams, and shared flags."""
+"""What every command shares: the two output streams; the parser whose mistakes are one line, and the shared
+flags, come from the one grammar (:mod:`lab.commandline`) and are named here too."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from rich.console import Console
 from rich.text import Text
 
-from lab.campaign import DEFAULT_WATCHDOG, WATCHDOG_RANGE
-from lab.errors import UsageError
+from lab.commandline import Parser, a_path, add_granularity, add_scenarios, add_watchdog
 from lab.evidence.records.safefs import printable
 from lab.render import Hanging
 
 PIPE_WIDTH = 80
 """The width of output that goes to a pipe or a file when ``COLUMNS`` does not say (rich's own default, stated)."""
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is a :class:`UsageError` (one line, exit code 2), never argparse's two lines."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(message)
-
-
-def a_path(text: str) -> Path:
-    """A path argument; an empty one is refused: ``Path("")`` is the current folder, which nobody wrote."""
-    if not text:
-        raise argparse.ArgumentTypeError("an empty path names no file or folder (write . for the current folder)")
-    return Path(text)
 
 
 class PipeConsole(Console):
@@ -77,33 +61,14 @@ class Output:
         print(f"{self.prog}: {printable(text)}", file=sys.stderr)
 
 
-def add_scenarios(parser: argparse.ArgumentParser) -> None:
-    """``--scenarios DIR``: the folder of scenario files (default: the checkout's, or ``./scenarios``)."""
-    parser.add_argument(
-        "--scenarios",
-        type=a_path,
-        metavar="DIR",
-        help="the folder of scenario files (default: the checkout's scenarios/, or ./scenarios with an installed lab)",
-    )
-
-
-def add_watchdog(parser: argparse.ArgumentParser) -> None:
-    """``--watchdog SECONDS``."""
-    parser.add_argument(
-        "--watchdog",
-        type=float,
-        metavar="SECONDS",
-        help="how long an actor may block outside the lab before it is reported, "
-        f"{WATCHDOG_RANGE[0]:g} to {WATCHDOG_RANGE[1]:g} (default {DEFAULT_WATCHDOG:g})",
-    )
-
-
-def add_granularity(parser: argparse.ArgumentParser, *, both: bool) -> None:
-    """``--granularity``: one of the engine's, or (to explore) ``both``: probe and line."""
-    choices = ("probe", "line", "instruction", "both") if both else ("probe", "line", "instruction")
-    parser.add_argument(
-        "--granularity",
-        choices=choices,
-        help="scheduling points are the lab's primitives and probes, every line, or every access to shared "
-        "state (default probe" + ("; both = probe and line)" if both else ")"),
-    )
+__all__ = [
+    "PIPE_WIDTH",
+    "Output",
+    "Parser",
+    "PipeConsole",
+    "a_path",
+    "add_granularity",
+    "add_scenarios",
+    "add_watchdog",
+    "console",
+]

@@ -9,16 +9,15 @@ unfinished); 130 interrupted.
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
 from rich.markup import escape
 
-from lab.campaign import DEFAULT_WATCHDOG, Campaign, ExploreSettings, RunOutcome
-from lab.cli.common import Output, a_path, add_granularity, add_scenarios, add_watchdog
+from lab.campaign import Campaign, ExploreSettings, RunOutcome
+from lab.cli.common import Output
 from lab.cli.progress import CampaignProgress
-from lab.engine.search import DEFAULT_MAX_SCHEDULES, MODES, STRATEGIES
-from lab.errors import LabError, UsageError
+from lab.commandline import RUN_HELP, RunRequest, add_run_flags, run_request
+from lab.errors import LabError
 from lab.render import (
     Invocation,
     exploration_table,
@@ -33,117 +32,45 @@ from lab.scenarios.runner import Verdict
 
 
 def add(commands: Any) -> None:
-    """Register ``run`` and ``explore``."""
-    for name, text in (
-        ("run", "run every scenario (or those named) into a new evidence folder"),
-        ("explore", "run, then explore every interleaving of, the scenarios into a new evidence folder"),
-    ):
+    """Register ``run`` and ``explore``, with the flags of the one grammar (:mod:`lab.commandline`), which the
+    auditor reads a recorded command with too."""
+    for name, text in RUN_HELP.items():
         parser = commands.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
-        parser.add_argument("--out", type=a_path, metavar="DIR", required=True, help="the evidence folder to create")
-        add_scenarios(parser)
-        parser.add_argument(
-            "--scenario", action="append", metavar="NAME", default=[], help="only this scenario (repeatable)"
-        )
-        add_watchdog(parser)
-        parser.add_argument(
-            "--sign",
-            type=a_path,
-            metavar="KEYFILE",
-            help="sign SHA256SUMS with this OpenSSH private key (ssh-keygen -Y sign), as SHA256SUMS.sig",
-        )
-        if name == "explore":
-            _add_explore_flags(parser)
+        add_run_flags(parser, explore=name == "explore")
         parser.set_defaults(handler=main)
 
 
-def _add_explore_flags(parser: argparse.ArgumentParser) -> None:
-    add_granularity(parser, both=True)
-    parser.add_argument(
-        "--preemptions", type=int, metavar="K", help="explore only schedules with at most K preemptions"
-    )
-    parser.add_argument(
-        "--max-schedules",
-        type=int,
-        metavar="N",
-        default=DEFAULT_MAX_SCHEDULES,
-        help=f"schedule budget per exploration (default {DEFAULT_MAX_SCHEDULES})",
-    )
-    parser.add_argument(
-        "--strategy",
-        choices=STRATEGIES,
-        default="dpor",
-        help="how to search: dpor (the prover, the default), pct, random, ipb, idb, or a portfolio of them",
-    )
-    parser.add_argument(
-        "--mode",
-        choices=MODES,
-        default="prove",
-        help="prove: run the budget and count every outcome (default); find: stop at the first failure",
-    )
-    parser.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the sampling strategies (0)")
-    parser.add_argument(
-        "--seconds", type=float, metavar="S", help="time budget per exploration (beside --max-schedules)"
-    )
-    parser.add_argument(
-        "--variant",
-        metavar="NAME",
-        help="explore this session variant (of the scenarios that declare it) instead of each one's first, and "
-        "skip the kill matrix",
-    )
-    parser.add_argument(
-        "--save-scenario",
-        metavar="NAME",
-        help="save the first counterexample (of any variant, mutants of the kill matrix included) as NAME.py in "
-        "the scenario folder, a pinned regression scenario",
-    )
-    parser.add_argument(
-        "--jobs",
-        type=int,
-        metavar="N",
-        default=os.cpu_count() or 1,
-        help="processes exploring one scenario at once (default: this machine's cores); any number finds the same",
-    )
-
-
-def settings(args: argparse.Namespace) -> ExploreSettings:
-    """The exploration settings the flags ask for, or a :class:`UsageError`."""
-    if args.preemptions is not None and args.preemptions < 0:
-        raise UsageError("--preemptions needs a number >= 0")
-    if args.max_schedules < 1:
-        raise UsageError("--max-schedules needs a number >= 1")
-    if args.jobs < 1:
-        raise UsageError("--jobs needs a number >= 1")
-    if args.seed < 0:
-        raise UsageError("--seed needs a number >= 0")
-    if args.seconds is not None and not args.seconds > 0:
-        raise UsageError("--seconds needs a number of seconds > 0")
-    granularities = ("probe", "line") if args.granularity == "both" else (args.granularity or "probe",)
+def settings(request: RunRequest) -> ExploreSettings | None:
+    """The exploration settings a request asks for (``None``: it does not explore)."""
+    if not request.explore:
+        return None
     return ExploreSettings(
-        granularities,
-        args.preemptions,
-        args.max_schedules,
-        args.variant,
-        args.jobs,
-        strategy=args.strategy,
-        mode=args.mode,
-        seed=args.seed,
-        seconds=args.seconds,
+        request.granularities,
+        request.preemptions,
+        request.max_schedules,
+        request.variant,
+        request.jobs,
+        strategy=request.strategy,
+        mode=request.mode,
+        seed=request.seed,
+        seconds=request.seconds,
     )
 
 
 def main(args: argparse.Namespace, output: Output) -> int:
     """Run (and explore), print the summaries, and return the exit code."""
+    request = run_request(args, explore=args.command == "explore")
     campaign = Campaign(args.scenarios, root=args.root)
-    explore = settings(args) if args.command == "explore" else None
-    save = getattr(args, "save_scenario", None)
+    explore = settings(request)
+    save = request.save_scenario
     if save:
         campaign.check_new_name(save)
     with CampaignProgress(output) as progress:
         outcome = campaign.run(
             args.out,
-            names=args.scenario,
+            names=request.names,
             command=args.recorded,
-            watchdog=args.watchdog if args.watchdog is not None else DEFAULT_WATCHDOG,
+            watchdog=request.watchdog,
             explore=explore,
             sign=args.sign,
             listener=progress,

@@ -17,6 +17,7 @@ from lab.evidence.records.exploration import (
     matrix_from_record,
     parse_exploration_path,
     plan_exploration,
+    record_verdict,
     summary_fails,
 )
 from lab.evidence.records.findings import AuditReport, Drift, Problem, Rerun, RerunStatus
@@ -27,6 +28,7 @@ from lab.evidence.records.layout import (
     REPORT_HTML,
     REPORT_MD,
     RUN,
+    SCENARIOS,
     SIGNATURE,
     SOURCES,
     SOURCES_JSON,
@@ -44,6 +46,7 @@ from lab.evidence.records.layout import (
 )
 from lab.evidence.records.loading import JSON_CAP, LINES_CAP, load_record, read_file
 from lab.evidence.records.manifest import format_sums, parse_sums
+from lab.evidence.records.plan import MATRIX_GRANULARITIES, ExpectedContents, ExpectedMatrix, ScenarioFacts, expected_contents
 from lab.evidence.records.records import (
     FORMAT,
     dump_json,
@@ -82,6 +85,13 @@ from lab.evidence.records.sources import NORMALIZATION, combined_digest, is_chec
 from lab.evidence.records.text import cell_name, first_difference, refuse_constant, shown
 
 __all__ = [
+    "MATRIX_GRANULARITIES",
+    "SCENARIOS",
+    "ExpectedContents",
+    "ExpectedMatrix",
+    "ScenarioFacts",
+    "expected_contents",
+    "record_verdict",
     "AUDIT",
     "AUDIT_FIELDS",
     "AUDIT_OPTIONAL",

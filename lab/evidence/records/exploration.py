@@ -1,3 +1,4 @@
+# size: an exploration's record and the kill matrix's, written and read back by one module, with their one verdict rule
 """Exploration records: one file per exploration, the kill matrix, and the summary ``run.json`` keeps of both.
 
 The writer makes them, and so does the re-execution child from the archived copy of this module, so a
@@ -21,6 +22,7 @@ from lab.evidence.records.layout import KILL_MATRIX, exploration_path
 from lab.evidence.records.schema import SUMMARY_KEYS, VERDICT_WORDS
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration
 from lab.scenarios.kill_matrix import KillCell, KillMatrix
+from lab.scenarios.outcomes import FAILING_GRADES
 from lab.scenarios.runner import GRANULARITIES, ScenarioResult
 
 DEFAULT_KILL_MATRIX_SCHEDULES = 20_000
@@ -44,8 +46,34 @@ def parse_exploration_path(rel: str) -> tuple[str, str, str] | None:
     return layout.parse_exploration_path(rel, GRANULARITIES)
 
 
+def record_verdict(record: Mapping[str, Any]) -> ExploreVerdict:
+    """The verdict an exploration record's own fields make: the one rule the writer writes it with and the auditor
+    asks again, so that the two cannot disagree.
+
+    FAIL when a row that was reached is FORBIDDEN or undeclared, or an outcome broke an invariant; else INCOMPLETE
+    when a bound or the budget cut the search short, or when its ``problem`` says why the search proves nothing (a
+    step the granularity treats as atomic that another actor can split, a thread the lab does not see, the fair
+    scheduler's rule): the explorer writes a problem for a search that did not fail only then; else PASS.
+    """
+    failing = any(row["schedules"] and row["grade"] in FAILING_GRADES for row in record["rows"]) or any(
+        outcome["broken"] for outcome in record["outcomes"]
+    )
+    if failing:
+        return ExploreVerdict.FAIL
+    if record["bounded"] or record["budget_hit"] or record["problem"]:
+        return ExploreVerdict.INCOMPLETE
+    return ExploreVerdict.PASS
+
+
 def exploration_record(found: ScenarioExploration, *, default_variant: bool) -> dict[str, Json]:
-    """The record of one exploration; ``default_variant`` says whether it explored the variant the run used."""
+    """The record of one exploration; ``default_variant`` says whether it explored the variant the run used. Its
+    verdict is the one its fields make (:func:`record_verdict`), the explorer's in every case the explorer has."""
+    record = _record(found, default_variant=default_variant)
+    record["verdict"] = str(record_verdict(record))
+    return record
+
+
+def _record(found: ScenarioExploration, *, default_variant: bool) -> dict[str, Json]:
     example = found.counterexample
     return {
         "name": found.name,

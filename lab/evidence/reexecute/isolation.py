@@ -41,7 +41,8 @@ from lab.engine.core import BlockedActor
 from lab.engine.core import TraceEvent, encode_trace
 from lab.evidence.records.records import result_fields
 from lab.evidence.records.text import refuse_constant
-from lab.scenarios.loader import BrokenScenario, load
+from lab.evidence.records.plan import ScenarioFacts
+from lab.scenarios.loader import BrokenScenario, LoadedScenario, load
 from lab.scenarios.results import NOT_RUN
 from lab.scenarios.runner import Check, ScenarioResult, Verdict, run_scenario
 
@@ -66,6 +67,9 @@ class Job:
     watchdog_seconds: float
     variant: str | None = None
     granularity: str = "probe"
+    describe: bool = False
+    """Only load the file and say what it declares (:class:`~lab.evidence.records.plan.ScenarioFacts`): run
+    nothing."""
 
     def options(self) -> dict[str, Any]:
         """The keyword arguments of ``run_scenario``: the variant and granularity only when given."""
@@ -84,12 +88,39 @@ def run_file(
     return run_files([Job(path, watchdog_seconds, variant, granularity)], parallel=1)[0]
 
 
+@dataclass(frozen=True, slots=True)
+class Ran:
+    """What one job's worker gave: its outcome (``None`` for a job that only described its file) and what the file
+    declares (``None`` when it did not load or the worker did not say)."""
+
+    outcome: ScenarioResult | BrokenScenario | None
+    facts: ScenarioFacts | None
+
+
 def run_files(
     jobs: Sequence[Job],
     *,
     parallel: int = PARALLEL,
     on_done: Callable[[int, ScenarioResult | BrokenScenario], None] | None = None,
 ) -> list[ScenarioResult | BrokenScenario]:
+    """Run each job's file in a worker of its own (:func:`run_jobs`); the outcomes in the jobs' order."""
+
+    def done(index: int, ran: Ran) -> None:
+        if on_done is not None and ran.outcome is not None:
+            on_done(index, ran.outcome)
+
+    found = []
+    for job, ran in zip(jobs, run_jobs(jobs, parallel=parallel, on_done=done), strict=True):
+        found.append(ran.outcome if ran.outcome is not None else BrokenScenario(job.path.stem, job.path, "not run"))
+    return found
+
+
+def run_jobs(
+    jobs: Sequence[Job],
+    *,
+    parallel: int = PARALLEL,
+    on_done: Callable[[int, Ran], None] | None = None,
+) -> list[Ran]:
     """Run each job's file in a worker of its own, at most ``parallel`` at a time; the outcomes in the jobs' order.
     ``on_done`` is told each job's index and outcome as it finishes (for progress), in the order they finish.
 
@@ -104,7 +135,7 @@ def run_files(
             if on_done is not None:
                 on_done(index, found[-1])
         return found
-    outcomes: dict[int, ScenarioResult | BrokenScenario] = {}
+    outcomes: dict[int, Ran] = {}
     running: dict[int, _Worker] = {}  # by the descriptor of its report pipe
     waiting = list(enumerate(jobs))
     try:
@@ -136,9 +167,17 @@ def run_files(
     return [outcomes[index] for index in range(len(jobs))]
 
 
-def _in_process(job: Job) -> ScenarioResult | BrokenScenario:
+def _in_process(job: Job) -> Ran:
     loaded = load(job.path)
-    return loaded if isinstance(loaded, BrokenScenario) else run_scenario(loaded, **job.options())
+    if isinstance(loaded, BrokenScenario):
+        return Ran(loaded, None)
+    facts = describe(loaded)
+    return Ran(None if job.describe else run_scenario(loaded, **job.options()), facts)
+
+
+def describe(loaded: LoadedScenario) -> ScenarioFacts:
+    """What a loaded scenario declares that decides what a run explores: its variants, and whether it is pinned."""
+    return ScenarioFacts(tuple(str(name) for name in loaded.cls.variants), loaded.cls.pin is not None)
 
 
 class _Worker:
@@ -195,7 +234,7 @@ class _Worker:
                 with contextlib.suppress(Exception):
                     sys.stderr.write(chunk.decode("utf-8", "replace"))
 
-    def finish(self) -> ScenarioResult | BrokenScenario:
+    def finish(self) -> Ran:
         """Stop the worker and all it started, reap it, close its pipes; its outcome."""
         with contextlib.suppress(OSError):
             os.killpg(self.pid, signal.SIGKILL)
@@ -209,11 +248,15 @@ class _Worker:
         if reason is None and not self.report:
             reason = _exit_reason(status)
         if reason:
-            return _errored(self.job.path, reason)
+            return Ran(_errored(self.job.path, reason), None)
         try:
-            return _decode(self.job.path, json.loads(bytes(self.report), parse_constant=refuse_constant))
+            report = json.loads(bytes(self.report), parse_constant=refuse_constant)
+            facts = _facts(report.get("facts"))
+            if self.job.describe and "broken" not in report:
+                return Ran(None, facts)
+            return Ran(_decode(self.job.path, report), facts)
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
-            return _errored(self.job.path, "its worker reported a result that cannot be read")
+            return Ran(_errored(self.job.path, "its worker reported a result that cannot be read"), None)
 
 
 def _worker(job: Job, report_w: int, output_w: int) -> None:
@@ -234,7 +277,10 @@ def _worker(job: Job, report_w: int, output_w: int) -> None:
         if isinstance(loaded, BrokenScenario):
             answer: dict[str, Any] = {"broken": loaded.problem}
         else:
-            answer = {"result": _encode(run_scenario(loaded, **job.options()))}
+            facts = describe(loaded)
+            answer = {"facts": {"variants": list(facts.variants), "pinned": facts.pinned}}
+            if not job.describe:
+                answer["result"] = _encode(run_scenario(loaded, **job.options()))
         _write_all(3, json.dumps(answer).encode("utf-8"))
         code = 0
     except BaseException:  # the worker must never return into the parent's code
@@ -328,6 +374,12 @@ def _decode(path: Path, report: Any) -> ScenarioResult | BrokenScenario:
     )
 
 
+def _facts(value: Any) -> ScenarioFacts | None:
+    if value is None:
+        return None
+    return ScenarioFacts(tuple(_text(name) for name in value["variants"]), bool(value["pinned"]))
+
+
 def _text(value: Any) -> str:
     if not isinstance(value, str):
         raise TypeError("not a string")
@@ -360,4 +412,4 @@ def _errored(path: Path, reason: str) -> ScenarioResult:
     )
 
 
-__all__ = ["ISOLATED", "Job", "run_file", "run_files"]
+__all__ = ["ISOLATED", "Job", "Ran", "describe", "run_file", "run_files", "run_jobs"]

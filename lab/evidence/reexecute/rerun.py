@@ -30,6 +30,7 @@ from typing import Any
 
 from lab.engine.core import RunStatus
 from lab.evidence.records.findings import Problem, Rerun, RerunStatus
+from lab.evidence.records.plan import ScenarioFacts
 from lab.evidence.records.layout import (
     SOURCES,
     requests_path,
@@ -99,12 +100,14 @@ def rerun(
     kill_matrix: Mapping[str, Any] | None = None,
     timeout: float | None = None,
     python: str = sys.executable,
-) -> tuple[Rerun, list[Problem]]:
+    describe: Sequence[str] = (),
+) -> tuple[Rerun, list[Problem], dict[str, ScenarioFacts] | None]:
     """Re-execute ``expected`` with ``code``, and explore ``explorations`` and rebuild ``kill_matrix`` (its record)
-    again; the summary, and one problem per difference. The child only reports what it ran: every comparison,
-    every digest included, is made here, by the auditor."""
+    again; the summary, one problem per difference, and what each scenario file declares (those re-executed and
+    those in ``describe``; ``None`` when the code does not say). The child only reports what it ran: every
+    comparison, every digest included, is made here, by the auditor."""
     if not expected and not explorations and kill_matrix is None:
-        return Rerun(RerunStatus.SKIPPED, "no scenario to re-execute"), []
+        return Rerun(RerunStatus.SKIPPED, "no scenario to re-execute"), [], None
     limit = default_timeout(expected, explorations, kill_matrix) if timeout is None else timeout
     request: dict[str, Any] = {
         "protocol": PROTOCOL,
@@ -114,6 +117,8 @@ def rerun(
         request["explorations"] = [item.request() for item in explorations]
     if kill_matrix is not None:
         request["kill_matrix"] = kill_matrix_request(kill_matrix)
+    if describe:
+        request["describe"] = list(describe)
     what = _what(expected, explorations, kill_matrix)
     begun = time.perf_counter()
     done = run_child(code, json.dumps(request).encode("utf-8"), limit, python)
@@ -123,10 +128,11 @@ def rerun(
         return Rerun(status, note, len(expected), seconds, len(explorations), code.label)
 
     if isinstance(done, str):
-        return summary(RerunStatus.FAILED, done), [Problem(SOURCES, done)]
+        return summary(RerunStatus.FAILED, done), [Problem(SOURCES, done)], None
     report, problems = _read_report(done.stdout, code)
     if report is None:
-        return summary(RerunStatus.FAILED, problems[0].reason), problems
+        return summary(RerunStatus.FAILED, problems[0].reason), problems, None
+    facts = _facts(report.get("facts")) if describe else None
     for item in expected:
         problems.extend(_compare(item, report["results"].get(item.name)))
     if any(isinstance(got, dict) and "trace" in got and "record" not in got for got in report["results"].values()):
@@ -153,7 +159,7 @@ def rerun(
     where = _WHERE[code.label]
     if problems:
         note = f"{len(problems)} differences in {what} re-executed {where}"
-        return summary(RerunStatus.DIFFERED, note), problems
+        return summary(RerunStatus.DIFFERED, note), problems, facts
     note = f"{what} re-executed {where}: " + "; ".join(
         [
             *(["byte-identical traces, same outcomes and verdicts"] if expected else []),
@@ -161,7 +167,23 @@ def rerun(
             *(["the same kill-matrix cells"] if kill_matrix is not None else []),
         ]
     )
-    return summary(RerunStatus.MATCHED, note), []
+    return summary(RerunStatus.MATCHED, note), [], facts
+
+
+def _facts(reported: object) -> dict[str, ScenarioFacts] | None:
+    """What the child says each scenario file declares; ``None`` from code that does not say (an older archive)."""
+    if not isinstance(reported, dict):
+        return None
+    facts = {}
+    for name, said in reported.items():
+        if (
+            isinstance(said, dict)
+            and isinstance(said.get("variants"), list)
+            and all(isinstance(v, str) for v in said["variants"])
+            and isinstance(said.get("pinned"), bool)
+        ):
+            facts[str(name)] = ScenarioFacts(tuple(said["variants"]), said["pinned"])
+    return facts
 
 
 def _what(
@@ -307,7 +329,7 @@ def main() -> int:
     import lab
     from lab.engine.core import DEFAULT_WATCHDOG_SECONDS
     from lab.engine.core import encode_trace
-    from lab.evidence.reexecute.isolation import Job, run_files
+    from lab.evidence.reexecute.isolation import Job, run_jobs
     from lab.scenarios.loader import BrokenScenario
 
     request = json.loads(sys.stdin.read())
@@ -324,7 +346,17 @@ def main() -> int:
             watchdog = item.get("watchdog_seconds") or DEFAULT_WATCHDOG_SECONDS
             options = {key: item[key] for key in ("variant", "granularity") if item.get(key) not in {None, "", "probe"}}
             jobs.append((name, Job(home.parent / "scenarios" / f"{name}.py", watchdog, **options)))
-        for (name, _), result in zip(jobs, run_files([job for _, job in jobs]), strict=True):
+        running = {name for name, _ in jobs}
+        for name in request.get("describe") or ():
+            if is_name(name) and name not in running:
+                jobs.append((name, Job(home.parent / "scenarios" / f"{name}.py", 1.0, describe=True)))
+        facts: dict[str, Any] = {}
+        for (name, _), ran in zip(jobs, run_jobs([job for _, job in jobs]), strict=True):
+            if ran.facts is not None:
+                facts[name] = {"variants": list(ran.facts.variants), "pinned": ran.facts.pinned}
+            result = ran.outcome
+            if result is None or name not in running:
+                continue
             if isinstance(result, BrokenScenario):
                 results[name] = {"broken": result.problem}
                 continue
@@ -346,7 +378,9 @@ def main() -> int:
 
             explored = reexplore(home.parent, request)
     sys.stdout.write(
-        json.dumps({"protocol": PROTOCOL, "lab": str(home / "__init__.py"), "results": results, **explored})
+        json.dumps(
+            {"protocol": PROTOCOL, "lab": str(home / "__init__.py"), "results": results, "facts": facts, **explored}
+        )
     )
     sys.stdout.flush()
     return 0

@@ -27,8 +27,9 @@ import math
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import lab
 from lab.errors import EvidenceError, UsageError
@@ -36,6 +37,7 @@ from lab.evidence.records import sources as source_files
 from lab.evidence.records.findings import AuditReport, Drift, Problem, Rerun, RerunStatus
 from lab.evidence.records.layout import RUN, SIGNATURE, SOURCES, SOURCES_JSON, STARTED, SUMS, source_path
 from lab.evidence.records.loading import JSON_CAP
+from lab.evidence.records.plan import ScenarioFacts
 from lab.evidence.records.records import sha256
 from lab.evidence.records.safefs import FolderReader, Unreadable, printable
 from lab.evidence.records.signing import SIGNATURE_CAP, verify
@@ -46,7 +48,8 @@ from lab.evidence.reexecute.rerun import rerun as reexecute
 from lab.evidence.verify.archive import check_sources
 from lab.evidence.verify.consistency import Evidence, ScenarioEvidence, check_consistency
 from lab.evidence.verify.integrity import SUMS_CAP, check_entries, check_integrity
-from lab.evidence.verify.rederive import check_facts, check_report, check_selection, renderer_files
+from lab.evidence.verify.completeness import check_command, check_contents, scenario_files
+from lab.evidence.verify.rederive import check_facts, check_report, renderer_files
 
 AUDITING_CHECKOUT = Path(lab.__file__).resolve().parent.parent
 """The tree holding the ``lab`` package that is auditing: the default checkout to compare with and to run."""
@@ -103,7 +106,7 @@ def audit(
             evidence = check_consistency(reader, listing, problems, self_audit=manifest is not None)
             archived = check_sources(reader, listing, problems)
             check_facts(evidence.run, _archived_package(reader, listing, archived), problems)
-            helpers = _archived_helpers(reader, listing, archived)
+            helpers, scenario_texts = _archived_helpers(reader, listing, archived)
             signature = _check_signature(reader, listing, problems, allowed_signers) if manifest is None else ""
             unsafe = _unsafe(problems) if archived is not None else [SOURCES_JSON]
             if rerun and execute_archive and not unsafe:
@@ -113,12 +116,14 @@ def audit(
         raise EvidenceError(f"{folder} cannot be read: {error.strerror}") from None
     drift = source_files.drift(archived, checkout) if archived is not None else None
     accepted = _judge_drift(drift, problems, accept=accept_drift)
-    check_selection(evidence.run, archived, problems, helpers)
+    request = check_command(evidence.run, archived, problems, helpers)
+    files = scenario_files(archived or {}, helpers)
     if drift is not None and not _renderer_drifted(drift, checkout):  # the same renderer: the same bytes
         check_report(evidence, problems)
-    summary = _rerun(
+    summary, facts = _rerun(
         evidence,
         problems,
+        describe=files if request is not None and request.explore else (),
         unsafe=unsafe,
         enabled=rerun,
         timeout=timeout,
@@ -128,6 +133,8 @@ def audit(
         execute_archive=execute_archive,
         progress=progress,
     )
+    results = {scenario.name: scenario.result for scenario in evidence.scenarios}
+    check_contents(evidence.run, request, evidence.exploration, results, files, facts, problems, scenario_texts)
     if summary.status is not RerunStatus.SKIPPED:
         _check_untouched(folder, whole, problems)
     run_status = evidence.run.get("status") if evidence.run is not None else None
@@ -234,18 +241,23 @@ def _archived_package(
         return None
 
 
-def _archived_helpers(reader: FolderReader, listing: Mapping[str, str], archived: Mapping[str, str] | None) -> set[str]:
-    """The archived scenario folder's helper modules, told apart from its scenarios by their archived bytes."""
+def _archived_helpers(
+    reader: FolderReader, listing: Mapping[str, str], archived: Mapping[str, str] | None
+) -> tuple[set[str], dict[str, bytes]]:
+    """The archived scenario folder's helper modules, told apart from its scenarios by their archived bytes; and
+    those bytes, by path, each file read once."""
+    texts: dict[str, bytes] = {}
 
     def read(path: str) -> bytes | None:
         if source_path(path) not in listing:
             return None
         try:
-            return reader.read(source_path(path), JSON_CAP)
+            texts[path] = reader.read(source_path(path), JSON_CAP)
         except Unreadable:
             return None
+        return texts[path]
 
-    return source_files.archived_helpers(archived or {}, read)
+    return source_files.archived_helpers(archived or {}, read), texts
 
 
 def _unsafe(problems: list[Problem]) -> list[str]:
@@ -301,9 +313,21 @@ def _listed(drift: Drift, paths: tuple[str, ...], most: int = 6) -> str:
 
 
 def _rerun(
+    evidence: Evidence, problems: list[Problem], *, describe: Sequence[str], **options: Any
+) -> tuple[Rerun, dict[str, ScenarioFacts] | None]:
+    """The re-execution's summary, and what the scenario files (those it ran, and ``describe``) declare, when the
+    code that ran says so."""
+    told: list[dict[str, ScenarioFacts] | None] = []
+    summary = _reexecute(evidence, problems, describe=describe, told=told, **options)
+    return summary, told[0] if told else None
+
+
+def _reexecute(
     evidence: Evidence,
     problems: list[Problem],
     *,
+    describe: Sequence[str],
+    told: list[dict[str, ScenarioFacts] | None],
     unsafe: list[str],
     enabled: bool,
     timeout: float | None,
@@ -357,9 +381,15 @@ def _rerun(
                 return Rerun(RerunStatus.SKIPPED, "re-execution skipped: the archived sources could not be copied")
         else:
             code = Code(checkout, sandboxed=False, label=CHECKOUT)
-        summary, found = reexecute(
-            code, expected, explorations=explorations, kill_matrix=explored.kill_matrix, timeout=timeout
+        summary, found, facts = reexecute(
+            code,
+            expected,
+            explorations=explorations,
+            kill_matrix=explored.kill_matrix,
+            timeout=timeout,
+            describe=describe,
         )
+        told.append(facts)
     problems.extend(found)
     note = f"; not re-executed (no usable result.json): {', '.join(unchecked)}" if unchecked else ""
     note += f"; not re-explored (not usable): {', '.join(explored.unusable)}" if explored.unusable else ""

@@ -21,6 +21,7 @@ from lab.evidence.records.exploration import (
     NOT_COMPUTED,
     matrix_from_record,
     parse_exploration_path,
+    record_verdict,
     summary_fails,
 )
 from lab.evidence.records.findings import Problem
@@ -193,13 +194,9 @@ def _is_count(value: object) -> bool:
 def _check_verdict(record: Mapping[str, Any], say: Callable[[str], None]) -> None:
     """The verdict the rows and outcomes make: FAIL when a FORBIDDEN or undeclared outcome was reached or an
     invariant broke, else PASS when nothing cut the search short, else INCOMPLETE."""
-    failing = any(row["schedules"] and row["grade"] in FAILING_GRADES for row in record["rows"]) or any(
-        outcome["broken"] for outcome in record["outcomes"]
-    )
-    complete = not (record["bounded"] or record["budget_hit"])
-    verdict = ExploreVerdict.FAIL if failing else ExploreVerdict.PASS if complete else ExploreVerdict.INCOMPLETE
+    verdict = record_verdict(record)  # the writer's own rule
     if record["verdict"] != verdict:
-        say(f"verdict is {record['verdict']}, but its rows, outcomes and bounds make it {verdict}")
+        say(f"verdict is {record['verdict']}, but its rows, outcomes, bounds and problem make it {verdict}")
     example = record["counterexample"]
     if (example is not None) != (record["verdict"] == ExploreVerdict.FAIL):
         say(f"verdict is {record['verdict']}, but it {'has a' if example is not None else 'has no'} counterexample")

@@ -1,23 +1,21 @@
-"""What the auditor re-derives with its own code: both reports byte for byte, and which scenarios had to run.
+"""What the auditor re-derives with its own code: both reports byte for byte, and the facts the archive answers for.
 
 Both close holes that sums and cross-checks leave open. ``report.md`` and ``report.html`` are made from the records
 and decide nothing, so nothing else checks them: the auditor renders them again from the records (with
 :func:`~lab.evidence.report.documents.render_documents`, which the writer calls too) and compares bytes.
 That is only meaningful when the same renderer made it, so it is done unless a file the renderer imports drifted
-(:func:`renderer_files`; drift of ``run.py``, ``audit.py`` or the auditor does not switch it off). And a failing scenario could be dropped from the folder, its totals and ``run.json``'s list
-adjusted: the command ``run.json`` records says which scenario files had to run (every file ``sources/scenarios/``
-holds, or the ``--scenario`` ones), so the list, with the broken files, must be exactly those, in run order.
+(:func:`renderer_files`; drift of ``run.py``, ``audit.py`` or the auditor does not switch it off). Which scenarios,
+explorations and cells had to be there is re-derived by :mod:`lab.evidence.verify.completeness`.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lab.engine.core import BlockedActor
-from lab.engine.core import TraceEvent
+from lab.engine.core import BlockedActor, TraceEvent
 from lab.evidence.records.findings import Problem
 from lab.evidence.records.layout import REPORT_HTML, REPORT_MD, RUN
 from lab.evidence.records.safefs import printable
@@ -60,45 +58,6 @@ def check_report(evidence: Evidence, problems: list[Problem]) -> bool:
     return True
 
 
-def check_selection(
-    run: Mapping[str, Any] | None,
-    archived: Mapping[str, str] | None,
-    problems: list[Problem],
-    helpers: Collection[str] = frozenset(),
-) -> None:
-    """``run.json``'s scenarios and broken files are exactly the files its command selected, in run order; the
-    archived ``helpers`` (modules beside the scenarios, :func:`~lab.evidence.records.sources.archived_helpers`) are
-    no scenario."""
-    if run is None or archived is None:
-        return
-    command = run["command"]
-    if not _selects_scenarios(command):
-        return  # written by other means (a test, a library call): no selection to re-derive
-    files = sorted(
-        path[len("scenarios/") : -len(".py")]
-        for path in archived
-        if path.startswith("scenarios/")
-        and path.count("/") == 1
-        and path.endswith(".py")
-        and not path.startswith("scenarios/_")
-        and path[len("scenarios/") : -len(".py")] not in helpers
-    )
-    named = _named(command)
-    expected = list(dict.fromkeys(named)) if named else files
-    broken = [entry["name"] for entry in run["broken"]]
-    ran = [name for name in expected if name not in broken]
-    if run["scenarios"] != ran or not set(broken) <= set(expected):
-        shown = ", ".join(printable(name) for name in expected)
-        problems.append(
-            Problem(
-                RUN,
-                f"its command ({printable(' '.join(command))}) runs {shown or 'nothing'}, "
-                f"but scenarios and broken name "
-                f"{', '.join(printable(n) for n in [*run['scenarios'], *broken])}",
-            )
-        )
-
-
 def check_facts(run: Mapping[str, Any] | None, package: bytes | None, problems: list[Problem]) -> None:
     """Fields of ``run.json`` the archive can answer for: ``lab_version`` is the ``__version__`` the archived
     ``lab/__init__.py`` (``package``) assigns, read without running it; ``network_requests`` is 0, since the runner
@@ -138,27 +97,6 @@ def _assigned_version(source: bytes) -> str | None:
         ):
             return node.value.value
     return None
-
-
-def _selects_scenarios(command: Sequence[str]) -> bool:
-    """True for a command that runs the scenario files of a folder: ``run.py`` (not a replay), ``lab run`` or
-    ``lab explore`` (``python -m lab`` records itself as ``lab``). Each selects every file unless ``--scenario``
-    names some, so the audit can say which results the folder must hold."""
-    if not command:
-        return False
-    if Path(command[0]).name == "run.py":
-        return "--replay" not in command
-    return Path(command[0]).name == "lab" and len(command) > 1 and command[1] in ("run", "explore")
-
-
-def _named(command: Sequence[str]) -> list[str]:
-    names = []
-    for index, word in enumerate(command):
-        if word == "--scenario" and index + 1 < len(command):
-            names.append(command[index + 1])
-        elif word.startswith("--scenario="):
-            names.append(word.split("=", 1)[1])
-    return names
 
 
 def _in_actor_order(actors: Sequence[str], values: Mapping[str, Any]) -> dict[str, Any]:
