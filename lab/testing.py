@@ -25,6 +25,7 @@ code under test.
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import io
 import types
@@ -303,12 +304,21 @@ def _check_table(
     for row in outcomes:
         if not isinstance(row, Outcome):
             raise UsageError(f"explore_code(outcomes=...) takes acceptable/interesting/forbidden rows, not {row!r}")
+        for key in row.expect:  # no observe() here: a key is an actor or run, and anything else is a mistake
+            if key != "run" and key not in actors:
+                raise UsageError(f"explore_code(outcomes=...) names {key!r}, {_not_an_actor(key, actors)}")
     for who, kinds in raises.items():
         if who not in actors:
-            raise UsageError(f"explore_code(raises=...) names {who!r}, which is not one of the actors")
+            raise UsageError(f"explore_code(raises=...) names {who!r}, {_not_an_actor(who, actors)}")
         for kind in kinds if isinstance(kinds, tuple) else (kinds,):
             if not (isinstance(kind, type) and issubclass(kind, BaseException)):
                 raise UsageError(f"explore_code(raises={{{who!r}: ...}}) takes exception classes, not {kind!r}")
+
+
+def _not_an_actor(name: str, actors: Mapping[str, object]) -> str:
+    """``which is not one of the actors (a, b); did you mean 'b'?``"""
+    near = difflib.get_close_matches(name, list(actors), n=1, cutoff=0.6)
+    return f"which is not one of the actors ({', '.join(actors)})" + (f"; did you mean {near[0]!r}?" if near else "")
 
 
 def _searched(found: ScenarioExploration) -> str:

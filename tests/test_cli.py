@@ -177,11 +177,15 @@ def test_in_a_pipe_the_width_is_columns_or_80_and_there_are_no_control_sequences
 
 class TestOneCommandLine:
     def test_version(self, capsys: pytest.CaptureFixture[str]) -> None:
-        """``--version`` prints the package's version and exits 0."""
+        """``--version`` prints the package's version, the Python it runs on and where it comes from, and exits 0."""
+        import platform
+
         import lab
 
         assert main(["--version"]) == 0
-        assert capsys.readouterr().out.strip() == f"lab {lab.__version__}"
+        shown = capsys.readouterr().out.strip()
+        assert shown.startswith(f"lab {lab.__version__} ({platform.python_implementation()} "), shown
+        assert "from the checkout" in shown or "installed in" in shown
 
     @pytest.mark.parametrize(
         ("argv", "message"),

@@ -103,6 +103,8 @@ class TestExploreCodeDefaults:
             ({"raises": {"one": "KeyError"}}, "takes exception classes"),
             ({"outcomes": []}, "at least one row"),
             ({"outcomes": ["anything"]}, "not 'anything'"),
+            ({"outcomes": [acceptable("x", one="DONE", tow="DONE")]}, "names 'tow'.*did you mean 'two'"),
+            ({"raises": {"on": KeyError}}, "names 'on', which is not one of the actors .one, two.; did you mean 'one'"),
         ],
     )
     def test_a_table_that_declares_nothing_real_is_refused(self, options: dict[str, object], message: str) -> None:

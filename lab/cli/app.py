@@ -13,6 +13,7 @@ import contextlib
 import errno
 import json
 import os
+import platform
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,10 +29,18 @@ from lab.evidence.records.signing import SigningError
 from lab.evidence.write.writer import WriteError
 
 
+def version_text(prog: str) -> str:
+    """``lab 0.1.0 (CPython 3.11.7; from the checkout /src/lab)``: which lab, on which Python, from where, so a bug
+    report says what ran."""
+    root = Path(lab.__file__).resolve().parent.parent
+    where = f"from the checkout {root}" if (root / "pyproject.toml").is_file() else f"installed in {root}"
+    return f"{prog} {lab.__version__} ({platform.python_implementation()} {platform.python_version()}; {where})"
+
+
 def parser(prog: str = "lab") -> argparse.ArgumentParser:
     """The whole command line's parser."""
     top = Parser(prog=prog, description="The concurrency lab: run, explore, replay and audit scenarios.")
-    top.add_argument("--version", action="version", version=f"%(prog)s {lab.__version__}")
+    top.add_argument("--version", action="version", version=version_text(prog))
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
     run.add(commands)
     replay.add(commands)

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from lab.render.commands import Invocation
-from lab.render.fitting import Fitted, hanging, indented, verdict_text
+from lab.render.fitting import Fitted, Hanging, hanging, indented, verdict_text
 from lab.scenarios.exploring import ScenarioExploration
 from lab.scenarios.kill_matrix import KillMatrix
 
@@ -26,8 +26,8 @@ def exploration_table(explorations: Sequence[ScenarioExploration]) -> Fitted:
                 (found.name, "bold"),
                 f"  {found.granularity}"
                 + (f"  {found.variant}" if found.variant else "")
-                + f"  {_counts(found)}, naive bound {naive_text(found.naive_bound)}, {found.distinct} outcomes, "
-                f"{found.seconds:.2f} s",
+                + f"  {_counts(found)}, naive bound {naive_text(found.naive_bound)}, "
+                f"{_plural(found.distinct, 'outcome')}, {found.seconds:.2f} s",
             )
             for found in explorations
         ]
@@ -126,10 +126,8 @@ def print_counterexample(console: Console, found: ScenarioExploration, invocatio
     example = found.counterexample
     if example is None:
         return
-    console.print(f"[red]counterexample[/] in {found.name}: {example.why}", highlight=False)
-    console.print(
-        f"  reached: {', '.join(f'{k}={v}' for k, v in example.observed.items())}", markup=False, highlight=False
-    )
+    console.print(Hanging(Text.assemble(("counterexample", "red"), f" in {found.name}: {example.why}"), rest=2))
+    console.print(Hanging(Text(f"  reached: {', '.join(f'{k}={v}' for k, v in example.observed.items())}"), rest=4))
     # One logical line, never wrapped by us: a schedule cut in two could not be pasted back.
     command = invocation.replay(found.name, example.schedule, found.granularity, found.variant)
     console.print(f"  replay:  {command}", markup=False, highlight=False, soft_wrap=True)
@@ -194,3 +192,8 @@ def _kill_cell(matrix: KillMatrix, variant: str, scenario: str) -> Text:
     killed = any(c.killed for _, c in found)
     as_it_should = killed != (variant in matrix.correct)
     return Text(text, style="green" if as_it_should else "red")
+
+
+def _plural(count: int, word: str) -> str:
+    """``1 outcome``, ``3 outcomes``."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
