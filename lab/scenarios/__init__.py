@@ -11,8 +11,8 @@ evidence.
 from __future__ import annotations
 
 from lab.scenarios.base import Lab, Pin, Scenario, actor
-from lab.scenarios.explaining import Explanation, replay_command
-from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario, replay_scenario
+from lab.scenarios.explaining import Explanation, explain_failure, replay_command
+from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario, replay_scenario, run_failure
 from lab.scenarios.helper_modules import helper_modules, helper_name, helper_stems
 from lab.scenarios.kill_matrix import CellStatus, KillCell, KillMatrix, build_kill_matrix, race_scenario
 from lab.scenarios.loader import BrokenScenario, LoadedScenario, discover, load, load_all
@@ -26,6 +26,7 @@ from lab.scenarios.outcomes import (
     forbidden,
     interesting,
     only,
+    row_for,
     versioned_state,
 )
 from lab.scenarios.pinning import describe_pin, is_pinned, pinned_scenario, save_counterexample
@@ -61,6 +62,7 @@ __all__ = [
     "check_new_name",
     "describe_pin",
     "discover",
+    "explain_failure",
     "explore_scenario",
     "forbidden",
     "helper_modules",
@@ -75,6 +77,8 @@ __all__ = [
     "race_scenario",
     "replay_command",
     "replay_scenario",
+    "row_for",
+    "run_failure",
     "run_scenario",
     "save_counterexample",
     "versioned_state",

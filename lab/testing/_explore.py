@@ -1,57 +1,30 @@
-"""Explore your own code from your own tests: actors, a setup and the checks, with no scenario file to write.
-
-::
-
-    from lab.testing import explore_code
-
-    def test_two_deposits_are_never_lost():
-        explore_code(
-            setup=lambda lab: Account(),                      # the shared state, built fresh for every schedule
-            actors={"alice": lambda acct: acct.deposit(5),    # one thread each
-                    "bob": lambda acct: acct.deposit(7)},
-            check=lambda acct: {"no deposit lost": acct.balance == 12},
-            under_test=[bank],                                # the module(s) that define Account
-        )
-
-:func:`explore_code` runs the actors under every interleaving that matters (at line granularity by default, so
-code without probes or lab locks is split between its lines) and returns quietly when every check held in every
-schedule; otherwise it raises :class:`AssertionError` whose message is readable as it stands: which check broke,
-the schedule as a table with one column per actor, and the command-free way to replay it
-(:func:`replay_code`). It builds an ordinary :class:`~lab.Scenario` behind the scenes, so everything the explorer
-promises holds here too: footprints recorded by identity, INCOMPLETE (never PASS) when a bound, the budget or a
-too coarse granularity cut the search. The module that calls it and the modules listed in ``under_test`` are the
-code under test.
-"""
+"""``explore_code``: a test's actors, setup and checks made into a scenario and explored, with nothing declared
+accepting nothing but every actor returning (see :mod:`lab.testing`)."""
 
 from __future__ import annotations
 
 import difflib
 import inspect
-import io
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
-from lab.engine.core import RunStatus
 from lab.engine.record import instrumented_function
 from lab.engine.search import DEFAULT_MAX_SCHEDULES
-from lab.errors import LabError, UsageError
-from lab.render import replay_table
-from lab.scenarios.base import Lab, Scenario, actor
-from lab.scenarios.explaining import Explanation, explain_failure
-from lab.scenarios.exploring import (
+from lab.errors import UsageError
+from lab.scenarios import (
     ExploreVerdict,
+    Lab,
+    LoadedScenario,
+    Outcome,
+    Scenario,
     ScenarioExploration,
+    acceptable,
+    actor,
     explore_scenario,
-    replay_scenario,
-    run_failure,
 )
-from lab.scenarios.loader import LoadedScenario
-from lab.scenarios.outcomes import Grade, Outcome, acceptable, forbidden, interesting, row_for
-from lab.scenarios.results import ScenarioResult
+from lab.testing._failures import ExplorationFailed, failure_text, replay_saved
 
 Check = Callable[[Any], Mapping[str, bool] | Iterable[tuple[str, bool]]]
 Raises = Mapping[str, type[BaseException] | tuple[type[BaseException], ...]]
@@ -63,21 +36,6 @@ DEFAULT_OUTCOMES = (acceptable("every actor returned and the run finished"),)
 """The table of an exploration that names none: a row that names no key admits only a run that FINISHED with
 every actor returned, so an actor that raises, a deadlock, a hang is a failure (see
 :meth:`lab.scenarios.outcomes.Outcome.admits`) and ``check`` decides the rest."""
-
-
-class ExplorationFailed(LabError, AssertionError):
-    """An exploration that was not a PASS, raised by :func:`explore_code` with a message readable as it stands;
-    ``found`` is the whole :class:`~lab.scenarios.exploring.ScenarioExploration` (verdict, executions, outcomes).
-
-    It is an :class:`AssertionError` so pytest reports it as a failed test, not an error in the test, and a
-    :class:`~lab.errors.LabError` so a command turns it into one line. ``found`` is ``None`` when the failure is a
-    saved schedule replayed before any search (``replay_first``): no exploration ran."""
-
-    def __init__(self, message: str, found: ScenarioExploration | None, schedule: str = "") -> None:
-        super().__init__(message)
-        self.found = found
-        self.schedule = schedule or (found.counterexample.schedule if found and found.counterexample else "")
-        """The failing schedule (``""`` when the search found none to name): what a regression pin replays."""
 
 
 def explore_code(
@@ -141,31 +99,6 @@ def explore_code(
     raise ExplorationFailed(failure_text(found, loaded), found)
 
 
-def replay_code(found: ScenarioExploration, loaded: LoadedScenario, schedule: str) -> str:
-    """The table of one schedule (``found.counterexample.schedule``, say), one column per actor, as text."""
-    result = replay_scenario(loaded, schedule, granularity=found.granularity, watch_states=True)
-    return _render(replay_table(result, loaded.cls.actors))
-
-
-def failure_text(found: ScenarioExploration, loaded: LoadedScenario) -> str:
-    """What a failed or incomplete exploration says to the person reading the test output."""
-    lines = [
-        f"{found.name}: {found.verdict} after {found.executions} executions at {found.granularity} granularity",
-        f"search: {_searched(found)}",
-    ]
-    example = found.counterexample
-    if example is None:
-        lines.append(found.problem or "the search was cut short (a bound or the schedule budget)")
-        return "\n".join(lines)
-    lines.append(f"why: {example.why}")
-    lines.append(f"reached: {', '.join(f'{key}={value}' for key, value in example.observed.items())}")
-    lines.append(f"schedule: {example.schedule}")
-    lines.append(replay_code(found, loaded, example.schedule))
-    if example.explanation is not None:
-        lines.append(_render_explanation(example.explanation))
-    return "\n".join(lines)
-
-
 def _explore(
     *,
     setup: Callable[[Lab], Any],
@@ -189,7 +122,7 @@ def _explore(
         (
             f
             for f in inspect.stack()[caller:]
-            if f.frame.f_globals.get("__name__") not in ("lab.testing", "lab.pytest_plugin")
+            if not str(f.frame.f_globals.get("__name__")).startswith(("lab.testing", "lab.pytest_plugin"))
         ),
         inspect.stack()[caller],
     )  # the test that asked, not the fixture in between
@@ -198,7 +131,7 @@ def _explore(
     cls = _scenario_class(setup, actors, check, home, names, name or f"explore_{frame.function}", outcomes, raises)
     loaded = LoadedScenario(cls.__name__, Path(frame.filename), cls, cls.__doc__ or "")
     if replay_first:
-        _replay_saved(loaded, replay_first, granularity)
+        replay_saved(loaded, replay_first, granularity)
     mode, strategy, seed, seconds = search
     found = explore_scenario(
         loaded,
@@ -210,39 +143,6 @@ def _explore(
         seconds=seconds,
     )
     return found, loaded
-
-
-def _replay_saved(loaded: LoadedScenario, schedule: str, granularity: str) -> None:
-    """Raise :class:`ExplorationFailed` if ``schedule`` replays and still fails; else return, and the search runs."""
-    __tracebackhide__ = True
-    try:
-        replayed = replay_scenario(loaded, schedule, granularity=granularity, watch_states=True)
-    except LabError:  # the schedule no longer fits the code (a changed program): search afresh
-        return
-    why = "" if replayed.run_status == RunStatus.DIVERGED else _failing(loaded, replayed)
-    if not why:
-        return
-    lines = [
-        f"{loaded.name}: FAIL on the failing schedule saved by an earlier run, replayed before any search",
-        f"why: {why}",
-        f"reached: {', '.join(f'{key}={value}' for key, value in sorted(replayed.observed.items()))}",
-        f"schedule: {schedule}",
-        _render(replay_table(replayed, loaded.cls.actors)),
-    ]
-    explanation = explain_failure(loaded, schedule, granularity=granularity, run=replayed.run)
-    if explanation.lines(width=100):
-        lines.append(_render_explanation(explanation))
-    raise ExplorationFailed("\n".join(lines), None, schedule)
-
-
-def _failing(loaded: LoadedScenario, result: ScenarioResult) -> str:
-    """Why one run fails its table, worded as an exploration's verdict words it (``""``: it does not fail)."""
-    if result.failed_invariants:
-        return "invariant broken: " + "; ".join(result.failed_invariants)
-    row = row_for(loaded.cls.outcomes, result.observed, loaded.cls.actors)
-    if row is None:
-        return run_failure(result, loaded.cls.actors) or "undeclared outcome"
-    return f"FORBIDDEN: {row.reason}" if row.grade is Grade.FORBIDDEN else ""
 
 
 def _scenario_class(
@@ -319,34 +219,3 @@ def _not_an_actor(name: str, actors: Mapping[str, object]) -> str:
     """``which is not one of the actors (a, b); did you mean 'b'?``"""
     near = difflib.get_close_matches(name, list(actors), n=1, cutoff=0.6)
     return f"which is not one of the actors ({', '.join(actors)})" + (f"; did you mean {near[0]!r}?" if near else "")
-
-
-def _searched(found: ScenarioExploration) -> str:
-    """How it searched: ``portfolio, seed 0, first failure at execution 12``."""
-    parts = [found.strategy, f"seed {found.seed}"] if found.strategy != "dpor" else ["dpor"]
-    if found.first_failure is not None:
-        parts.append(f"first failure at execution {found.first_failure}")
-    return ", ".join(parts)
-
-
-def _render(renderable: object) -> str:
-    buffer = io.StringIO()
-    Console(file=buffer, width=100, force_terminal=False, color_system=None).print(renderable)
-    return buffer.getvalue().rstrip()
-
-
-def _render_explanation(explanation: Explanation) -> str:
-    return "\n".join(["why it fails:", *explanation.lines(width=100, indent="  ")])
-
-
-__all__ = [
-    "DEFAULT_OUTCOMES",
-    "DEFAULT_SECONDS",
-    "ExplorationFailed",
-    "acceptable",
-    "explore_code",
-    "failure_text",
-    "forbidden",
-    "interesting",
-    "replay_code",
-]
