@@ -12,6 +12,7 @@ import pytest
 
 from lab.engine.core import ACTOR_POOL as _POOL
 from lab.engine.core import DecisionPoint, RunStatus, Scheduler
+from lab.engine.core import _handoff as handoff
 from lab.engine.sync import Barrier, Event, LabLock, Latch, Probes
 from lab.errors import ReplayDivergedError
 
@@ -226,6 +227,25 @@ class TestDiagnosis:
         assert "stuck_on_raw_event" in result.hang_stack
         assert result.outcomes["stuck"] == "HUNG"
         assert "hang" in [e.op for e in result.trace]
+
+    def test_a_spinner_stopped_at_the_decision_limit_is_unwound_not_leaked(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A run past MAX_DECISIONS is HUNG naming the spinner, and the spinner, parked on its baton inside the lab,
+        is woken and unwound: before, it was sent an asynchronous exception it could never receive there, so its
+        thread was leaked for good (and the next run of the same program waited for the watchdog)."""
+        monkeypatch.setattr(handoff, "MAX_DECISIONS", 500)
+        s = Scheduler(leak_grace_seconds=1.0)
+
+        def spins() -> None:
+            while True:
+                s.point()
+
+        s.add_actor("spins", spins)
+        result = s.run()
+        assert result.status is RunStatus.HUNG and "'spins' was still running" in result.problem
+        assert result.leaked == ()
+        assert not any(t.name == "lab-actor-spins" for t in threading.enumerate())
 
     def test_no_thread_outlives_a_deadlocked_run(self) -> None:
         """After a deadlock every actor thread has ended, its locks unwound."""

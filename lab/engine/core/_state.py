@@ -73,6 +73,7 @@ class RunState:
         self._status = RunStatus.FINISHED
         self._problem = ""
         self._current: Actor | None = None
+        self._outside = False  # the watchdog found the running actor blocked outside the lab (see _watchdog)
 
     def record(self, op: str, obj: str = "", detail: Mapping[str, Json] | None = None, *, actor: str = "") -> None:
         """Append one event to the trace, for the calling actor (or ``actor`` when given)."""

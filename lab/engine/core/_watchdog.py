@@ -5,8 +5,10 @@ The scheduler sees every scheduling point, so a deadlock is found at once (:mod:
 thing it cannot see is an actor blocked in code outside the lab (a real socket, a real lock). The thread that
 started the run waits for its end in slices, and when the trace has not grown for the watchdog's time the run is
 HUNG, with the stuck actor's stack. Then every unfinished actor is unwound: a parked one by releasing its baton
-(it wakes, sees the abort and raises :class:`~lab.engine.core._actor._Aborted`), the stuck one by an asynchronous
-exception; one that does not end within the grace period is reported as leaked.
+(it wakes, sees the abort and raises :class:`~lab.engine.core._actor._Aborted`), the one stuck outside the lab by
+an asynchronous exception; one that does not end within the grace period is reported as leaked. An actor stopped
+for taking too many scheduling points is parked on its baton like the others (it is inside the lab), so it is
+woken the same way, not interrupted: an asynchronous exception cannot reach a thread blocked on a lock.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ class Watchdog(RunState):
     def _declare_hang(self) -> str:
         stuck = self._current
         self._status = RunStatus.HUNG
+        self._outside = True
         name = stuck.name if stuck is not None else "?"
         self.record("hang", detail={"actor": name, "watchdog_seconds": self._watchdog}, actor="lab")
         self._blocked_report = (BlockedActor(name, f"blocked outside the lab's primitives for {self._watchdog:g} s"),)
@@ -68,7 +71,7 @@ class Watchdog(RunState):
             thread = actor.thread
             if thread is None or not actor.done.locked():
                 continue
-            if actor is self._current and self._status is RunStatus.HUNG:
+            if actor is self._current and self._outside:  # not parked on its baton: interrupt it where it is
                 _raise_in_thread(thread, _Aborted)
             elif actor.baton is not None:
                 _release(actor.baton)
