@@ -2,13 +2,14 @@
 
 - ``_explorer``: optimal DPOR's loop, steppable one execution at a time, over ``_tree`` (a node per decision, its
   wakeup tree and sleep set) and ``_choices`` (the policy of one run, the next branch), with ``_races`` (reversing
-  each race a run shows, found with ``_conflicts``, the conflict index), ``_exploration`` (what a search found,
-  tallied alike by every strategy) and ``_recording`` (a worker's run, noted so the search can follow it again);
+  each race a run shows, found with ``_conflicts``, the conflict index) and ``_exploration`` (what a search found,
+  tallied alike by every strategy);
 - ``_happens_before``: vector clocks, the one happens-before of the lab (the explorer's races, a run's class name,
   the atomicity check's sync order);
 - ``_strategies`` and the strategies behind one interface (``_walks``: random and PCT samplers; ``_bounded``:
   preemption and delay bounding), ``_driver`` (one budget, find or prove) and ``_minimise`` (shrinking a failure);
-- ``_parallel`` and ``_subtrees``: the same search spread over processes, by work items;
+- ``_parallel`` (the coordinator), ``_work_worker`` (a worker process), ``_work_items`` (a work item's inputs and
+  result) and ``_subtrees`` (a work item as a line of text): the same search spread over processes;
 - ``_atomicity``: whether the granularity was fine enough, over ``_atomicity_steps`` (what each step shared),
   ``_atomicity_epochs`` (sync epochs, windows, the sync order) and ``_atomicity_split`` (the step found).
 """

@@ -160,7 +160,9 @@ class Guide:
         self.seed = seed
         self._steps = parse_schedule(seed.prefix, choices.actors) if seed is not None else []
         self.start = len(nodes)
-        self.first_new = max(len(nodes) - 1, 0)  # the last node of the prefix took a new branch
+        # the last node of the prefix took a new branch (a seed's, at its depth: the races into the steps above it
+        # were reversed by the search that owns them, when those steps were new)
+        self.first_new = seed.depth if seed is not None else max(len(nodes) - 1, 0)
         self.pruned = False
         self.asleep = False  # the run was cut because every runnable actor was asleep: it was redundant
         self.preemptions = 0

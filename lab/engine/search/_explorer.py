@@ -29,10 +29,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from lab.engine.search._parallel import Speculation
+from typing import Any
 
 from lab.engine.core._footprint import Footprint, conflict
 from lab.engine.core._run import Decision, RunResult, RunStatus
@@ -40,9 +37,8 @@ from lab.engine.core._schedule import schedule_string
 from lab.engine.search._choices import Choices, Guide
 from lab.engine.search._exploration import DEFAULT_MAX_SCHEDULES, Exploration, NondeterminismError, tally
 from lab.engine.search._races import Races, record_executed
-from lab.engine.search._recording import Recording
 from lab.engine.search._subtrees import Branch, Subtree
-from lab.engine.search._tree import Node
+from lab.engine.search._tree import Event, Node
 from lab.errors import UsageError
 
 
@@ -56,8 +52,15 @@ def resolve_jobs(jobs: int | None) -> int:
 
 
 RunOnce = Callable[[object], tuple[RunResult, str, object]]
-Emit = Callable[[Recording, RunResult, str, object], None]
-"""What a worker does with each run of its subtree (the recording policy, the run, its key and payload)."""
+Emit = Callable[[RunResult, str, object, Guide, Exploration], None]
+"""What a worker does with each run of its subtree, pruned or not (the run, its key and payload, the policy that
+steered it, and the worker's own tally so far), instead of tallying it: the coordinator tallies, in the search's
+order."""
+Skip = Callable[[list[Node], Exploration], bool]
+"""Asked each time the search begins a branch (the last of ``nodes``): whether the whole subtree below it was explored
+elsewhere and its result applied here (:mod:`lab.engine.search._work_items`), so that the search moves past it."""
+Outside = list[tuple[int, list[Event]]]
+"""The races a subtree reversed at or above its decision: each a decision and the sequence to plan there."""
 
 
 class Explorer:
@@ -101,6 +104,11 @@ class Explorer:
         return self._actors
 
     @property
+    def max_schedules(self) -> int:
+        """The schedule budget: the search stops after this many executions."""
+        return self._max
+
+    @property
     def jobs(self) -> int:
         """How many processes this exploration runs schedules in."""
         return self._jobs
@@ -108,16 +116,16 @@ class Explorer:
     def explore(self, done: Sequence[bytes] = ()) -> Exploration:
         """Run every schedule that matters (or until the budget) and tally the outcomes.
 
-        With ``jobs`` above one, worker processes run parts of the tree ahead of time and this process takes their
-        runs wherever its own search would have made the same choices (:mod:`lab.engine.search._parallel`): the search,
-        hence everything it reports, is the one-process search, whatever the number of processes. ``done`` are
-        runs other machines made (:func:`lab.engine.search._parallel.explore_work`), taken the same way.
+        With ``jobs`` above one, worker processes explore whole subtrees and steal more from each other; this process
+        only hands out work items and tallies their runs in the one-process search's order
+        (:mod:`lab.engine.search._parallel`), so everything it reports is what the one-process search reports,
+        whatever the number of processes. ``done`` are subtrees other machines explored
+        (:func:`lab.engine.search._parallel.explore_work`), taken where the search reaches them.
         """
         if self._jobs > 1 or done:
-            from lab.engine.search._parallel import FORKS, Speculation  # here: parallel imports this module
+            from lab.engine.search._parallel import explore_parallel  # here: parallel imports this module
 
-            with Speculation(self, self._jobs - 1 if FORKS else 0, done) as speculation:
-                return self._search(speculation=speculation)
+            return explore_parallel(self, done)
         return self._search()
 
     @property
@@ -143,6 +151,20 @@ class Explorer:
             total *= max(branches, 1)
         return total
 
+    def adopt_parts(self, parts: list[Any]) -> None:
+        """Hand a digest made elsewhere (a worker's run) to the caller's adopt, as this search does with its own."""
+        if self._adopt is not None and self._digest is not None:
+            self._adopt(parts)
+
+    def report(self, found: Exploration) -> None:
+        """Report progress to the caller, as this search does after each of its own runs."""
+        if self._progress is not None:
+            self._progress(found)
+
+    def plan_found_below(self, nodes: list[Node], j: int, sequence: list[Event]) -> None:
+        """Plan a race reversal a subtree below found at decision ``j`` (:func:`Races.plan`)."""
+        self._races.plan(nodes, j, sequence)
+
     def digest(self, run: RunResult) -> list[Any]:
         """What the caller's ``digest`` makes of ``run`` (nothing without one): a worker sends it with the run."""
         return self._digest(run) if self._digest is not None else []
@@ -152,11 +174,29 @@ class Explorer:
         self._progress = None
         self._adopt = None  # its digests travel with its runs instead
         self._jobs = 1
+        self._max = 1 << 62  # the budget counts runs in the whole search's order: the coordinator applies it
 
-    def explore_subtree(self, subtree: Subtree, emit: Emit) -> None:
-        """Run the schedules below ``subtree`` in the order the whole search would, handing each run to ``emit``
-        (a worker's part of a parallel exploration; what it plans above the subtree is left to the coordinator)."""
-        self._search(seed=subtree, emit=emit)
+    def explore_subtree(
+        self, subtree: Subtree | None, emit: Emit, skip: Skip | None = None
+    ) -> tuple[Outside, Footprint, bool]:
+        """Run the schedules below ``subtree`` (``None``: the whole tree) in the order the whole search would, handing
+        each run to ``emit``. Returns what the search that owns the decisions above needs to go on as if it had run
+        them itself: the races reversed at or above the subtree's decision (in order), what the subtree's first step
+        touched, and whether a bound skipped anything."""
+        races = self._races
+        saved = races.floor, races.outside, self._path
+        races.floor = subtree.depth if subtree is not None else -1
+        outside: Outside = []
+        races.outside = outside
+        try:
+            found = self._search(seed=subtree, emit=emit, skip=skip)
+            first: Footprint = frozenset()
+            if subtree is not None and len(self._path) > subtree.depth:
+                node = self._path[subtree.depth]
+                first = node.explored.get(node.chosen, node.executed or frozenset())
+            return outside, first, found.bounded
+        finally:
+            races.floor, races.outside, self._path = saved
 
     def split(self, at_least: int) -> list[Subtree]:
         """Search here until at least ``at_least`` planned branches are not begun, or for ``at_least`` runs if that
@@ -185,23 +225,23 @@ class Explorer:
     def _search(
         self,
         *,
-        speculation: Speculation | None = None,
         seed: Subtree | None = None,
         emit: Emit | None = None,
         stop: Callable[[list[Node]], bool] | None = None,
+        skip: Skip | None = None,
     ) -> Exploration:
         found = Exploration()
-        for found in self._steps(speculation=speculation, seed=seed, emit=emit, stop=stop):  # noqa: B007 (the last)
+        for found in self._steps(seed=seed, emit=emit, stop=stop, skip=skip):  # noqa: B007 (the last)
             pass
         return found
 
     def _steps(
         self,
         *,
-        speculation: Speculation | None = None,
         seed: Subtree | None = None,
         emit: Emit | None = None,
         stop: Callable[[list[Node]], bool] | None = None,
+        skip: Skip | None = None,
     ) -> Iterator[Exploration]:
         found = Exploration()
         nodes: list[Node] = []
@@ -210,24 +250,9 @@ class Explorer:
         while True:
             policy = Guide(self._choices, nodes, found, seed)
             seed = None
-            reused = speculation.reuse(policy, nodes) if speculation is not None else None
-            name: bytes | None = None
-            if reused is not None:
-                run, key, payload, name, digested = reused
-                found.reused += 1
-            else:
-                if speculation is not None:  # a partly followed run that was not there is run for real, afresh
-                    del nodes[policy.start :]
-                    policy = Guide(self._choices, nodes, found, policy.seed)
-                if emit is None:
-                    run, key, payload = self._run_once(policy)
-                else:
-                    recording = Recording(policy)
-                    run, key, payload = self._run_once(recording)
-                    if not policy.pruned:
-                        emit(recording, run, key, payload)
+            run, key, payload = self._run_once(policy)
             if self._adopt is not None and self._digest is not None:
-                self._adopt(digested if reused is not None else self._digest(run))
+                self._adopt(self._digest(run))
             if run.status == RunStatus.DIVERGED and not policy.pruned:
                 raise NondeterminismError(run.problem)
             if policy.pruned:
@@ -238,10 +263,12 @@ class Explorer:
                 found.schedules += 1
                 found.last_key = key
                 if emit is None:  # a subtree's runs are tallied by the search that takes them
-                    tally(found, run, key, payload, policy.preemptions, self._actors, name)
+                    tally(found, run, key, payload, policy.preemptions, self._actors)
             if self._reduction:
                 record_executed(nodes, policy.first_new, run)
                 self._races.add_races(nodes, policy.first_new)
+            if emit is not None:
+                emit(run, key, payload, policy, found)
             if self._progress is not None:
                 self._progress(found)
             if found.schedules + found.pruned >= self._max:
@@ -249,6 +276,8 @@ class Explorer:
                 yield found
                 return
             more = self._choices.next_branch(nodes, found, floor)
+            while more and skip is not None and skip(nodes, found):  # explored elsewhere: move past it
+                more = self._choices.next_branch(nodes, found, floor)
             found.budget_hit = more  # until the search ends: a caller that stops here stopped it short
             yield found
             found.budget_hit = False

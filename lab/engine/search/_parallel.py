@@ -1,34 +1,38 @@
-# size: the coordinator and its workers share one wire format (_Encoder, _Decoder), kept beside both
-"""All cores, one answer: worker processes run parts of the search ahead of time; the search itself stays one.
+"""All cores, one answer: workers explore whole subtrees and steal more; the coordinator hands out and tallies.
 
-The coordinator runs the one-process search (:class:`lab.engine.search._explorer.Explorer`) unchanged: the same nodes,
-the same wakeup trees and sleep sets, the same races planned in the same order. What it spreads over processes is the
-expensive part, running schedules. Whenever a worker is idle, the coordinator hands it a branch the search has
-planned but not begun (the shallowest one: the search reaches it last), as a
-:class:`lab.engine.search._subtrees.Subtree`,
-with the sleep sets the search will have there. The worker explores that subtree exactly as the whole search would,
-and sends back every run it made, with what each decision point showed.
+The coordinator runs no schedule. It gives the whole tree to one worker (:mod:`lab.engine.search._work_worker`) and,
+whenever a worker is idle, asks a busy one to split: the busy worker gives away the shallowest branch its search has
+planned but not begun (the one it would reach last, so usually the largest), and the idle one explores that subtree.
+A worker that reaches a branch it gave away waits for that subtree's result and, meanwhile, takes part of that
+subtree in turn (leapfrogging: what a worker takes while it waits lies inside what it waits for, so no two workers
+ever wait for each other).
 
-Before running a schedule itself, the coordinator follows the worker runs it holds, decision by decision, asking its
-own policy at each point. Runs are deterministic, so where its policy makes the same choices all the way, the worker's
-run *is* the run it would have made, and it takes it instead of running it. Where it chooses differently (a race
-found later changed the plan, a sleep set differs), it runs the schedule itself. Either way every run the search
-takes is the run the one-process search takes, in the same order, so counts, outcomes, examples and verdicts are the
-same for any number of processes: parallelism can change the time, never the answer.
+Why the records are the same, byte for byte, for any number of workers: every result is defined by the one-process
+search's depth-first order, never by timing.
 
-Why not split the tree and merge what the parts found? In optimal DPOR a race found in one part plans a branch above
-it, in a part another process owns, and which runs the search makes depends on the order plans arrive in; merged
-counts would depend on timing. Following the one search keeps the answer exact, and a worker whose guess turned out
-wrong costs time, not correctness. When the search reaches a branch a worker is still exploring and needs a run the
-worker has not sent, it stops that worker (which then takes another branch) and goes on itself, so two processes
-never run the same subtree for long.
+- A subtree's exploration depends only on its *inputs*: the choices that lead to it, the plan below its branch (a
+  wakeup tree) and the sleep sets on the way. The owner notes them when it gives the branch away, compares them after
+  each of its runs (a race found later may grow the plan) and sends new ones when they change (the coordinator
+  restarts that item), and takes a result only for the inputs it has when its search reaches the branch. With equal
+  inputs, the subtree's runs are the runs the owner would have made, and the owner goes on with what the subtree
+  found above its branch (:mod:`lab.engine.search._work_items`).
+- Each item's runs arrive in its own search's order, with a marker where it took a child's result. The coordinator
+  tallies them by walking items in that order, descending into a child at its marker: the one-process order, so
+  counts, outcomes, examples (chosen by rank anyway), the first failure, the digests the caller adopts and every
+  progress report are the one-process ones.
+- A budget (``max_schedules``) cuts the search at its N-th run in that order; what a cut search reports beyond its
+  runs (whether anything was left, Knuth's estimate from the path it stopped on) needs the one-process search's path
+  at that run, which no worker has. So when the tally reaches the budget the workers stop and this process runs the
+  one-process search itself, quietly for the runs already reported: a cut exploration costs its parallel part plus a
+  serial one, and says the same as with one process. So does an error in a worker (a nondeterministic run): the
+  one-process search meets it where it would.
 
-Workers are forked (the scenario modules, loaded by path, are already in memory), talk over pipes, take no thread
-with them (the pool of idle actor threads is emptied in a forked child) and are stopped and reaped when the
-exploration ends, however it ends. Where ``fork`` does not exist, exploration runs in one process.
+Workers are forked (the scenario modules, loaded by path, are already in memory), talk over pipes and are stopped and
+reaped when the exploration ends, however it ends. Where ``fork`` does not exist, exploration runs in one process.
 
-Over 300 lines: both halves of one protocol (the coordinator's and the workers', and the messages between them),
-which only make sense together.
+The same work items run on other machines: :func:`split_work` writes them as lines of text, :func:`explore_work`
+explores one, and ``explore(done=...)`` takes the results wherever its search reaches a subtree with the same inputs
+(see docs/exploration.md for a task per item on an existing distributed task engine).
 """
 
 from __future__ import annotations
@@ -36,115 +40,87 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import pickle
-from collections.abc import Sequence
-from dataclasses import replace
-from multiprocessing.connection import Connection
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lab.engine.core._footprint import Footprint
-from lab.engine.core._policies import DecisionPoint, Policy
-from lab.engine.core._run import Decision, RunResult, RunStatus
-from lab.engine.core._schedule import schedule_string
-from lab.engine.search._exploration import run_class
+from lab.engine.core._run import RunResult
+from lab.engine.search._exploration import Exploration
 from lab.engine.search._explorer import Explorer
-from lab.engine.search._recording import Recording, Shown
 from lab.engine.search._subtrees import Subtree
+from lab.engine.search._work_items import Ran, Result, apply, inputs_here, normal, ran, take
+from lab.engine.search._work_worker import work
 
-_REST = 8
-"""Runs to wait, after finding no branch to give an idle worker, before looking again (looking costs a walk of the
-search's path)."""
+if TYPE_CHECKING:
+    from lab.engine.search._choices import Guide
+    from lab.engine.search._tree import Node
 
 FORKS = "fork" in multiprocessing.get_all_start_methods()
 """Whether worker processes can be forked here; without, exploration runs in one process."""
 
-_Point = tuple[int, tuple[str, ...], str | None, dict[str, Footprint], dict[str, str], Footprint]
-_Taken = tuple[RunResult, str, object, bytes, list[Any]]
+_CALM = 4
+"""Runs a worker makes, after saying it had nothing to give, before it is asked again."""
 
 
-class _Stop(Exception):
-    """Raised in a worker when the coordinator asks it to leave its subtree."""
+@dataclass
+class _Item:
+    """A work item as the coordinator follows it: where it hangs, its runs and children's markers as they came."""
+
+    name: str
+    parent: str | None
+    text: str | None
+    depth: int
+    entries: list[tuple[str, Any]] = field(default_factory=list)  # ("run", Ran) or ("sub", child)
+    children: list[str] = field(default_factory=list)
+    holder: _Handle | None = None
+    result: Result | None = None
+    dead: bool = False
 
 
-class _Trie:
-    """Worker runs by their choices: the decision point at this depth, the runs that chose each actor here, or the
-    end of a run."""
-
-    __slots__ = ("children", "end", "point")
-
-    def __init__(self) -> None:
-        self.point: _Point | None = None
-        self.children: dict[str, _Trie] = {}
-        self.end: _Taken | None = None
-
-    def add(self, points: Sequence[_Point], chosen: Sequence[str], taken: _Taken) -> None:
-        node = self
-        for point, actor in zip(points, chosen, strict=True):
-            if node.point is None:
-                node.point = point
-            node = node.children.setdefault(actor, _Trie())
-        if node.end is None and not node.children:
-            node.end = taken
-
-    def follow(self, policy: Policy) -> _Taken | None:
-        """The run ``policy`` would make, if a worker made it (and it was not taken yet), else ``None``."""
-        node = self
-        while node.end is None:
-            if node.point is None:
-                return None
-            index, runnable, current, pending, held, last = node.point
-            try:
-                chosen = policy.choose(DecisionPoint(index, runnable, current, Shown(pending, held, last)))
-            except Exception:  # the policy would cut the run short or finds it diverged: run it for real
-                return None
-            nxt = node.children.get(chosen)
-            if nxt is None:
-                return None
-            node = nxt
-        taken, node.end = node.end, None
-        return taken
-
-
-class _Worker:
-    """One forked worker, seen from the coordinator: its pipe, and the subtree it is exploring, if any."""
+class _Handle:
+    """One forked worker, seen from the coordinator: its pipe, the items it holds (innermost last, each with the
+    child it waits for), the digest parts it sent."""
 
     def __init__(self, process: BaseProcess, conn: Connection) -> None:
         self.process = process
         self.conn = conn
-        self.item: Subtree | None = None
-        self.ident = 0
-        self.stopping = False
-        self.decoder = _Decoder()
+        self.stack: list[list[str | None]] = []
+        self.asked = False
+        self.calm = 0
+        self.parts: list[Any] = []
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        with contextlib.suppress(OSError):  # gone: its end of file says so
+            self.conn.send(message)
 
 
-class Speculation:
-    """The worker processes of one exploration (a context manager: none outlives the ``with``)."""
+class _Coordinator:
+    """The worker processes of one exploration and what they report (a context manager: none outlives the
+    ``with``)."""
 
-    def __init__(self, explorer: Explorer, workers: int, done: Sequence[bytes] = ()) -> None:
+    def __init__(self, explorer: Explorer, workers: int) -> None:
         self._explorer = explorer
         self._count = workers
-        self._workers: list[_Worker] = []
-        self._trie = _Trie()
-        for work in done:  # runs other machines made (explore_work)
-            decoder = _Decoder()
-            for message in pickle.loads(work):
-                self._trie.add(*decoder.decode(message))
-        self._given: set[tuple[str, int, str]] = set()
-        self._next_ident = 0
-        self._rest = 0
+        self._workers: list[_Handle] = []
+        self._items: dict[str, _Item] = {"r": _Item("r", None, None, -1)}
+        self._queue: list[str] = []
+        self._cursor: list[tuple[str, int]] = [("r", 0)]
+        self.found = Exploration()
+        self.reported = 0
+        self.failed: str | None = None
 
-    def __enter__(self) -> Speculation:
-        if not self._count:  # no fork here, or only runs from elsewhere (done): nothing to start
-            return self
+    def __enter__(self) -> _Coordinator:
         context = multiprocessing.get_context("fork")
         try:
-            for _ in range(self._count):
+            for number in range(self._count):
                 mine, theirs = context.Pipe()
-                process = context.Process(target=_work, args=(theirs, self._explorer), daemon=True)
+                process = context.Process(target=work, args=(theirs, self._explorer, number), daemon=True)
                 process.start()
                 theirs.close()
-                self._workers.append(_Worker(process, mine))
+                self._workers.append(_Handle(process, mine))
         except BaseException:
             self._close()
             raise
@@ -155,86 +131,180 @@ class Speculation:
     ) -> None:
         self._close()
 
-    def reuse(self, policy: Policy, nodes: list[Any]) -> _Taken | None:
-        """The next run of the search, if a worker made it; otherwise ``None`` (the caller runs it, after dropping
-        the nodes this attempt added), having stopped a worker whose subtree the search has now reached."""
-        self._receive()
-        start = len(nodes)
-        taken = self._trie.follow(policy)
-        if taken is not None:
-            return taken
-        del nodes[start:]
-        self._stop_covering(nodes)
-        self._give(nodes)
-        return None
-
-    # -- talking to workers --------------------------------------------------------------------------------------
-
-    def _receive(self) -> None:
-        for worker in self._workers:
-            while worker.conn.poll():
+    def run(self) -> bool:
+        """Hand out, receive and tally until the search is done (True), or until the budget or an error means the
+        one-process search must say the rest (False)."""
+        self._hand(self._workers[0], "r")
+        while True:
+            ready = wait([w.conn for w in self._workers])
+            for worker in [w for w in self._workers if w.conn in ready]:
                 try:
-                    message = worker.conn.recv()
+                    while worker.conn.poll():
+                        self._receive(worker, worker.conn.recv())
                 except (EOFError, OSError):
-                    worker.item, worker.stopping = None, True  # it died: never give it work again
-                    break
-                if message[0] == "run":
-                    self._trie.add(*worker.decoder.decode(message))
-                elif message[0] == "done" and message[1] == worker.ident:
-                    worker.item, worker.stopping = None, False
+                    self.failed = self.failed or "a worker process ended"
+            if self.failed is not None:
+                return False
+            if not self._advance():
+                return False
+            if not self._cursor:
+                return True
+            self._schedule()
 
-    def _give(self, nodes: Sequence[Any]) -> None:
-        if self._rest > 0:  # nothing was left to give a moment ago: look again in a few runs, not at every one
-            self._rest -= 1
-            return
-        idle = [w for w in self._workers if w.item is None and not w.stopping and w.process.is_alive()]
-        if not idle:
-            return
-        self._rest = _REST
-        for subtree in self._explorer.pending_subtrees(nodes):
-            key = (subtree.prefix, subtree.depth, subtree.branch.actor)
-            if key in self._given:
-                continue
-            self._given.add(key)
-            worker = idle.pop(0)
-            self._next_ident += 1
-            worker.item, worker.ident = subtree, self._next_ident
-            self._rest = 0
-            if not self._send(worker, ("item", worker.ident, subtree.to_text())):
-                worker.item = None
-            if not idle:
-                return
+    # -- tallying, in the search's order -------------------------------------------------------------------------
 
-    def _stop_covering(self, nodes: Sequence[Any]) -> None:
-        """Stop the worker exploring the subtree the search's next run lies in: the search goes on there itself."""
-        for worker in self._workers:
-            item = worker.item
-            if item is None or worker.stopping or item.depth >= len(nodes):
-                continue
-            if nodes[item.depth].chosen != item.branch.actor or self._prefix(nodes, item.depth) != item.prefix:
-                continue
-            worker.stopping = True
-            self._send(worker, ("stop",))
-
-    @staticmethod
-    def _send(worker: _Worker, message: tuple[Any, ...]) -> bool:
-        """Send, or give the worker up if it is gone (the search runs what it would have run)."""
-        try:
-            worker.conn.send(message)
-        except OSError:
-            worker.stopping = True
-            return False
+    def _advance(self) -> bool:
+        """Tally every run whose place in the search's order is now known; False once the budget is reached."""
+        explorer, found = self._explorer, self.found
+        while self._cursor:
+            ident, index = self._cursor[-1]
+            item = self._items[ident]
+            if index < len(item.entries):
+                self._cursor[-1] = (ident, index + 1)
+                kind, entry = item.entries[index]
+                if kind == "sub":
+                    self._cursor.append((entry, 0))
+                    continue
+                take(explorer, found, entry)
+                self.reported += 1
+                if found.executions_run >= explorer.max_schedules:
+                    return False
+            elif item.result is not None:
+                self._cursor.pop()
+                found.bounded = found.bounded or item.result.bounded
+            else:
+                return True
         return True
 
-    def _prefix(self, nodes: Sequence[Any], depth: int) -> str:
-        return schedule_string([Decision(n.enabled, n.chosen) for n in nodes[:depth]], self._explorer.actors)
+    # -- messages ------------------------------------------------------------------------------------------------
+
+    def _receive(self, worker: _Handle, message: tuple[Any, ...]) -> None:
+        kind = message[0]
+        if kind == "runs":
+            for one in message[1]:
+                self._receive(worker, one)
+        elif kind == "run":
+            _, ident, cut, asleep, key, name, new, ids, preemptions, naive, bounded, best = message
+            worker.parts.extend(new)
+            worker.calm = max(worker.calm - 1, 0)
+            self.found.reused += 1
+            item = self._items[ident]
+            if not item.dead:
+                parts = [worker.parts[i] for i in ids]
+                one = Ran(cut, asleep, key, name, parts, preemptions, naive, bounded, best)
+                item.entries.append(("run", one))
+        elif kind == "sub":
+            _, ident, child = message
+            if not self._items[ident].dead:
+                self._items[ident].entries.append(("sub", child))
+                self._waiting(worker, ident, None)
+        elif kind == "wait":
+            _, ident, child = message
+            if not self._items[ident].dead:
+                self._waiting(worker, ident, child)
+        elif kind == "gave":
+            _, ident, child, text = message
+            worker.asked = False
+            self._add(ident, child, text)
+        elif kind == "nothing":
+            worker.asked = False
+            worker.calm = _CALM
+        elif kind == "revise":
+            _, old, new, ident, text = message
+            self._kill(old)
+            self._add(ident, new, text)
+        elif kind == "drop":
+            self._kill(message[1])
+        elif kind == "done":
+            self._done(worker, message[1], Result("", message[2], message[3], message[4]))
+        elif kind == "error":
+            self.failed = message[1]
+
+    def _add(self, parent: str, child: str, text: str) -> None:
+        owner = self._items[parent]
+        self._items[child] = item = _Item(child, parent, text, Subtree.from_text(text).depth, dead=owner.dead)
+        owner.children.append(child)
+        if not item.dead:
+            self._queue.append(child)
+
+    def _done(self, worker: _Handle, ident: str, result: Result) -> None:
+        item = self._items[ident]
+        if item.dead:
+            return
+        item.result = result
+        worker.stack = [frame for frame in worker.stack if frame[0] != ident]
+        if item.parent is not None:
+            holder = self._items[item.parent].holder
+            if holder is not None:
+                holder.send(("result", ident, result.outside, result.first, result.bounded))
+
+    def _waiting(self, worker: _Handle, ident: str, child: str | None) -> None:
+        for frame in worker.stack:
+            if frame[0] == ident:
+                frame[1] = child
+
+    def _kill(self, ident: str) -> None:
+        """Forget ``ident`` and everything inside it (its inputs changed, or its branch was dropped)."""
+        pending = [ident]
+        while pending:
+            item = self._items[pending.pop()]
+            if item.dead:
+                continue
+            item.dead = True
+            pending.extend(item.children)
+            for worker in self._workers:
+                at = next((k for k, frame in enumerate(worker.stack) if frame[0] == item.name), None)
+                if at is not None:  # what it holds above this item lies inside it
+                    del worker.stack[at:]
+                    worker.send(("cancel", item.name))
+        self._queue = [i for i in self._queue if not self._items[i].dead]
+
+    # -- handing out ---------------------------------------------------------------------------------------------
+
+    def _schedule(self) -> None:
+        for worker in self._workers:
+            if worker.stack and worker.stack[-1][1] is None:
+                continue  # busy
+            within = worker.stack[-1][1] if worker.stack else None
+            ident = next((i for i in self._queue if within is None or self._inside(i, within)), None)
+            if ident is not None:
+                self._queue.remove(ident)
+                self._hand(worker, ident)
+                continue
+            victims = [
+                v
+                for v in self._workers
+                if v is not worker
+                and v.stack
+                and v.stack[-1][1] is None
+                and not v.asked
+                and not v.calm
+                and (within is None or self._inside(str(v.stack[-1][0]), within))
+            ]
+            if victims:
+                victim = min(victims, key=lambda v: self._items[str(v.stack[-1][0])].depth)
+                victim.asked = True
+                victim.send(("split",))
+
+    def _hand(self, worker: _Handle, ident: str) -> None:
+        item = self._items[ident]
+        item.holder = worker
+        worker.stack.append([ident, None])
+        worker.send(("item", ident, item.text))
+
+    def _inside(self, ident: str, within: str) -> bool:
+        at: str | None = ident
+        while at is not None:
+            if at == within:
+                return True
+            at = self._items[at].parent
+        return False
 
     def _close(self) -> None:
         for worker in self._workers:
-            with contextlib.suppress(OSError):
-                worker.conn.send(("quit",))
+            worker.send(("quit",))
         for worker in self._workers:
-            worker.process.join(timeout=0.2)
+            worker.process.join(timeout=0.5)
             if worker.process.is_alive():
                 worker.process.kill()
                 worker.process.join()
@@ -243,89 +313,65 @@ class Speculation:
         self._workers.clear()
 
 
-def _slimmed(run: RunResult, points: Sequence[_Point], chosen: Sequence[str]) -> RunResult:
-    """``run`` without what travels otherwise: the trace (no part of a result), the accesses (they travel digested;
-    a failing run is replayed for its explanation), and the decisions and step footprints, which the decision
-    points already show (each shows what the step before it touched), but the last step's."""
-    slim = replace(run, trace=(), accesses=())
-    if (
-        _decisions(points, chosen) == run.decisions
-        and _footprints(points, run.step_footprints[-1:]) == run.step_footprints
-    ):
-        slim = replace(slim, decisions=(), step_footprints=run.step_footprints[-1:])
-    return slim
+def explore_parallel(explorer: Explorer, done: Sequence[bytes] = ()) -> Exploration:
+    """The exploration ``explorer.explore`` makes with more than one job, or with subtrees explored elsewhere."""
+    if done:
+        return _with_done(explorer, done)
+    if not FORKS:
+        return explorer._search()
+    with _Coordinator(explorer, explorer.jobs) as coordinator:
+        complete = coordinator.run()
+    if complete:
+        return coordinator.found
+    # the budget cut the search, or a worker met an error: the one-process search says the rest, reporting nothing
+    # twice (its first runs are the ones already reported, in the same order)
+    return _quietly(explorer, coordinator.reported, explorer._search)
 
 
-def _filled(run: RunResult, points: Sequence[_Point], chosen: Sequence[str]) -> RunResult:
-    """The run :func:`_slimmed` sent, with its decisions and step footprints made again from its points."""
-    if run.decisions or not chosen:
-        return run
-    return replace(run, decisions=_decisions(points, chosen), step_footprints=_footprints(points, run.step_footprints))
+def _quietly(explorer: Explorer, runs: int, search: Callable[[], Exploration]) -> Exploration:
+    """Run ``search`` with the caller's adopt and progress left out for its first ``runs`` runs."""
+    adopt, progress = explorer._adopt, explorer._progress
+    adopted = reported = 0
+
+    def quiet_adopt(parts: list[Any]) -> None:
+        nonlocal adopted
+        adopted += 1
+        if adopted > runs and adopt is not None:
+            adopt(parts)
+
+    def quiet_progress(found: Exploration) -> None:
+        nonlocal reported
+        reported += 1
+        if reported > runs and progress is not None:
+            progress(found)
+
+    explorer._adopt, explorer._progress = quiet_adopt, quiet_progress
+    try:
+        return search()
+    finally:
+        explorer._adopt, explorer._progress = adopt, progress
 
 
-def _decisions(points: Sequence[_Point], chosen: Sequence[str]) -> tuple[Decision, ...]:
-    return tuple(Decision(point[1], actor) for point, actor in zip(points, chosen, strict=True))
+def _with_done(explorer: Explorer, done: Sequence[bytes]) -> Exploration:
+    """The one-process search, taking each subtree explored elsewhere where it reaches that subtree with the same
+    inputs (unless the budget would end inside it: then it runs that subtree itself, to stop where it stops)."""
+    results: dict[str, Result] = {}
+    for blob in done:
+        result = pickle.loads(blob)
+        if isinstance(result, Result):
+            results[result.text] = result
 
+    def skip(nodes: list[Node], found: Exploration) -> bool:
+        result = results.get(inputs_here(explorer, nodes))
+        if result is None or found.executions_run + len(result.runs) >= explorer.max_schedules:
+            return False
+        apply(explorer, nodes, found, result)
+        for one in result.runs:
+            take(explorer, found, one)
+            found.reused += 1
+        return True
 
-def _footprints(points: Sequence[_Point], last: tuple[Footprint, ...]) -> tuple[Footprint, ...]:
-    return tuple(point[5] for point in points[1:]) + last
-
-
-def _part_key(part: Any) -> Any:
-    """What tells parts of run digests apart. A part of an atomicity digest (``run_parts``) is its place, what it
-    accessed and its windows; its accesses add only their step numbers, which differ from run to run and which
-    nothing that merges them reads, so a part seen once is sent once, with the accesses of the first run."""
-    if isinstance(part, tuple) and len(part) == 4:
-        return (part[0], part[1], part[3])
-    return part
-
-
-class _Encoder:
-    """Turns a worker's runs into messages: each run says how many of its first choices it shares with the run
-    before it and sends only the rest of its decision points, and each part of its digest is sent once."""
-
-    def __init__(self, explorer: Explorer) -> None:
-        self._explorer = explorer
-        self._last: list[str] = []
-        self._numbers: dict[Any, int] = {}
-
-    def restart(self) -> None:
-        """A new subtree begins: its first run shares nothing with the last one sent."""
-        self._last = []
-
-    def encode(self, ident: int, recording: Recording, run: RunResult, key: str, payload: object) -> tuple[Any, ...]:
-        points, chosen = recording.points, recording.chosen
-        same = next((k for k, (a, b) in enumerate(zip(self._last, chosen, strict=False)) if a != b), len(self._last))
-        same = min(same, len(chosen))
-        self._last = chosen
-        parts: list[Any] = []
-        ids: list[int] = []
-        for part in self._explorer.digest(run):  # runs share most parts: each is sent once
-            known = _part_key(part)
-            number = self._numbers.get(known)
-            if number is None:
-                number = self._numbers[known] = len(self._numbers)
-                parts.append(part)
-            ids.append(number)
-        slim = _slimmed(run, points, chosen)
-        return ("run", ident, same, points[same:], chosen[same:], slim, parts, ids, key, payload, run_class(run))
-
-
-class _Decoder:
-    """Makes runs again from one worker's messages (the state :class:`_Encoder` keeps on the other side)."""
-
-    def __init__(self) -> None:
-        self.points: list[_Point] = []
-        self.chosen: list[str] = []
-        self.parts: list[Any] = []
-
-    def decode(self, message: tuple[Any, ...]) -> tuple[list[_Point], list[str], _Taken]:
-        _, _, same, points, chosen, run, parts, ids, key, payload, name = message
-        self.points = points = self.points[:same] + points
-        self.chosen = chosen = self.chosen[:same] + chosen
-        self.parts.extend(parts)
-        digested = [self.parts[i] for i in ids]
-        return points, chosen, (_filled(run, points, chosen), key, payload, name, digested)
+    return explorer._search(skip=skip)
 
 
 def split_work(explorer: Explorer, at_least: int) -> list[str]:
@@ -333,51 +379,19 @@ def split_work(explorer: Explorer, at_least: int) -> list[str]:
     has not begun (or for ``at_least`` runs, if that comes first), and return those subtrees, one line of text each
     (none when the search ended first: it is small enough for one machine). Hand each line to
     :func:`explore_work` anywhere the same checkout runs."""
-    return [subtree.to_text() for subtree in explorer.split(at_least)]
+    return [normal(subtree) for subtree in explorer.split(at_least)]
 
 
 def explore_work(explorer: Explorer, line: str) -> bytes:
     """Explore the subtree ``line`` names (from :func:`split_work`, with an explorer of the same scenario and
-    settings) and return its runs, for ``explore(done=...)`` to take. Bytes of pickles: accept them only from
-    machines you trust, as with any task queue that carries pickles."""
-    encoder = _Encoder(explorer)
-    messages: list[tuple[Any, ...]] = []
-
-    def emit(recording: Recording, run: RunResult, key: str, payload: object) -> None:
-        if run.status != RunStatus.DIVERGED:
-            messages.append(encoder.encode(0, recording, run, key, payload))
-
-    explorer.explore_subtree(Subtree.from_text(line), emit)
-    return pickle.dumps(messages, protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def _work(conn: Connection, explorer: Explorer) -> None:
-    """A worker's life: explore each subtree it is given, sending every run, until told to quit."""
+    settings, used for nothing else) and return its result, for ``explore(done=...)`` to take. Bytes of pickles:
+    accept them only from machines you trust, as with any task queue that carries pickles."""
     explorer.quiet_for_worker()
-    encoder = _Encoder(explorer)
+    runs: list[Ran] = []
+    best: dict[str, tuple[int, int, str]] = {}
 
-    def emit(recording: Recording, run: RunResult, key: str, payload: object) -> None:
-        if run.status != RunStatus.DIVERGED:
-            conn.send(encoder.encode(ident, recording, run, key, payload))
-        if conn.poll():
-            message = conn.recv()
-            if message[0] == "quit":
-                raise SystemExit(0)
-            raise _Stop
+    def emit(run: RunResult, key: str, payload: object, policy: Guide, found: Exploration) -> None:
+        runs.append(ran(explorer, run, key, payload, policy, found, best))
 
-    ident = 0
-    while True:
-        message = conn.recv()
-        if message[0] == "quit":
-            return
-        if message[0] != "item":
-            continue  # a stop that came after the subtree was done
-        ident = message[1]
-        encoder.restart()
-        try:
-            explorer.explore_subtree(Subtree.from_text(message[2]), emit)
-        except _Stop:
-            pass
-        except Exception:  # the coordinator runs whatever this worker did not send, and meets the error itself
-            pass
-        conn.send(("done", ident))
+    outside, first, bounded = explorer.explore_subtree(Subtree.from_text(line), emit)
+    return pickle.dumps(Result(line, outside, first, bounded, runs), protocol=pickle.HIGHEST_PROTOCOL)

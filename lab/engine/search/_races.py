@@ -53,6 +53,10 @@ class Races:
         self._actors = actors
         self._slot = {name: i for i, name in enumerate(actors)}
         self._conflict = conflict
+        # a worker's subtree ends at decision ``floor``: the races it reverses at or above it are planned by the
+        # search that owns those decisions, so they are noted in ``outside`` (in order) instead of planned here
+        self.floor = -1
+        self.outside: list[tuple[int, list[Event]]] | None = None
 
     def add_races(self, nodes: list[Node], first_new: int) -> None:
         """Happens-before by vector clocks, and every race into each new step, found incrementally: an index of the
@@ -158,7 +162,15 @@ class Races:
         asleep = node.asleep()  # most have nothing asleep
         if asleep is not None and any(weak_initial(sequence, q, fp, self._conflict) for q, fp in asleep.items()):
             return  # an equivalent order begins with a sleeping actor: explored already
-        insert(node.wakeup, sequence, self._conflict)
+        self.plan(nodes, j, sequence)
+
+    def plan(self, nodes: list[Node], j: int, sequence: list[Event]) -> None:
+        """Plan ``sequence`` in the wakeup tree of decision ``j``, or, above a worker's subtree, note it for the
+        search that owns ``j``."""
+        if j <= self.floor and self.outside is not None:
+            self.outside.append((j, sequence))
+        else:
+            insert(nodes[j].wakeup, sequence, self._conflict)
 
 
 def _acquisition(nodes: list[Node], j: int, holder: str, lock: str) -> int | None:
