@@ -1,9 +1,10 @@
 """Exploring with several processes: the same answer, byte for byte, for any number of them.
 
-Worker processes run parts of the search tree ahead of time and the coordinator takes their runs wherever its own
-(one-process) search makes the same choices (see :mod:`lab.engine.search._parallel`). These tests hold it to that:
-records identical for jobs 1, 2 and 3 on a race scenario and on soundness programs; workers that really do take part; no
-process left behind; work items that survive being written as text.
+Worker processes explore whole subtrees and steal more; the coordinator runs no schedule and tallies their runs in
+the one-process search's order (see :mod:`lab.engine.search._parallel`). These tests hold it to that: records
+identical for jobs 1, 2 and 3 on race scenarios and soundness programs, with and without a budget cut; the same
+progress reports in the same order; every run made by workers, more than one of them; an error met where the
+one-process search meets it; no process left behind; work items that survive being written as text.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from typing import Any
 import pytest
 
 from lab.engine.core import RunResult
-from lab.engine.search import FORKS, Branch, Explorer, Subtree, explore_work, split_work
+from lab.engine.search import FORKS, Branch, Exploration, Explorer, Subtree, explore_work, split_work
 from lab.engine.search import _parallel as parallel
 from lab.errors import UsageError
 from lab.evidence.records.exploration import exploration_record
+from lab.scenarios.base import actor
 from lab.scenarios.exploring import ScenarioExploration, explore_scenario, scenario_explorer
 from lab.scenarios.loader import LoadedScenario, load
 from lab.scenarios.runner import run_scenario
@@ -50,6 +52,7 @@ def _record(found: ScenarioExploration) -> str:
 
 
 CASES = [
+    ("bench/models/many_requests.py", None, "probe", True),  # three requests below: 90 classes, items nest
     ("scenarios/race_two_requests.py", "CheckOutsideLockSession", "probe", True),
     ("scenarios/race_two_requests.py", "CheckOutsideLockSession", "line", True),
     ("scenarios/race_two_requests.py", "VersionedSession", "line", True),
@@ -58,20 +61,121 @@ CASES = [
 ]
 
 
+def _three_requests() -> LoadedScenario:
+    """The N-request race with three requesters (the bench's model; its third actor made one)."""
+    loaded = _load("bench/models/many_requests.py")
+    cls = type("ManyRequests3", (loaded.cls,), {"r3": actor(loaded.cls.r3), "__module__": loaded.cls.__module__})
+    return LoadedScenario(f"{loaded.name}_3", loaded.path, cls, loaded.description)
+
+
+def _scenario(path: str) -> LoadedScenario:
+    return _three_requests() if path == "bench/models/many_requests.py" else _load(path)
+
+
 @pytest.mark.slow
 @needs_fork
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize(("path", "variant", "granularity", "reduction"), CASES)
+@pytest.mark.parametrize("budget", [20_000, 25], ids=["whole", "cut"])
 def test_any_number_of_jobs_writes_the_same_record(
-    path: str, variant: str | None, granularity: str, reduction: bool
+    path: str, variant: str | None, granularity: str, reduction: bool, budget: int
 ) -> None:
-    """jobs=1, 2 and 3 give byte-identical records: counts, outcomes, examples, counterexample and explanation."""
+    """jobs=1, 2 and 3 give byte-identical records: counts, outcomes, examples, counterexample and explanation;
+    cut by a budget too (then the verdict, the classes covered and Knuth's estimate of those left)."""
+    loaded = _scenario(path)
     records = [
-        _record(explore_scenario(_load(path), granularity=granularity, variant=variant, reduction=reduction, jobs=jobs))
+        _record(
+            explore_scenario(
+                loaded, granularity=granularity, variant=variant, reduction=reduction, jobs=jobs, max_schedules=budget
+            )
+        )
         for jobs in (1, 2, 3)
     ]
     assert records[1] == records[0]
     assert records[2] == records[0]
+    if path == "bench/models/many_requests.py" and budget < 90:
+        assert json.loads(records[0])["budget_hit"], "the budget did not cut the 90-class race"
+    assert multiprocessing.active_children() == []
+
+
+@pytest.mark.slow
+@needs_fork
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("budget", [20_000, 40], ids=["whole", "cut"])
+def test_progress_is_reported_in_the_one_process_order(budget: int) -> None:
+    """Every progress report, in order, is the one the one-process search makes: the outcomes counted so far after
+    each run, whoever ran it and whenever it arrived; a cut search reports each run once."""
+    loaded = _three_requests()
+    seen: dict[int, list[tuple[int, int, tuple[tuple[str, int], ...]]]] = {}
+    for jobs in (1, 2):
+        reports: list[tuple[int, int, tuple[tuple[str, int], ...]]] = []
+
+        def progress(found: Exploration, reports: list[Any] = reports) -> None:
+            reports.append((found.schedules, found.pruned, tuple(sorted(found.counts.items()))))
+
+        found = explore_scenario(loaded, jobs=jobs, max_schedules=budget, progress=progress)
+        assert len(reports) == found.schedules + found.pruned
+        seen[jobs] = reports
+    assert seen[2] == seen[1]
+
+
+_runs_file: Path | None = None
+
+
+def _noting(loaded: LoadedScenario, fail_at: int | None = None) -> Any:
+    """A run_once that notes which process made each run (a line per run in a file every process appends to) and,
+    with ``fail_at``, raises at a process's ``fail_at``-th run."""
+    made = 0
+
+    def run_once(policy: object) -> tuple[RunResult, str, object]:
+        nonlocal made
+        made += 1
+        if fail_at is not None and made == fail_at:
+            raise RuntimeError(f"run {made} failed")
+        assert _runs_file is not None
+        with _runs_file.open("a") as out:
+            out.write(f"{os.getpid()}\n")
+        result = run_scenario(loaded, policy=policy, granularity="probe", record_accesses=True)  # type: ignore[arg-type]
+        assert result.run is not None
+        return result.run, json.dumps(result.observed, sort_keys=True), None
+
+    return run_once
+
+
+@pytest.mark.slow
+@needs_fork
+@pytest.mark.timeout(120)
+def test_the_coordinator_runs_nothing_and_workers_share_the_work(tmp_path: Path) -> None:
+    """Every run is a worker's (the coordinator only hands out and tallies), both workers made some (the second
+    stole from the first), and the exploration is the one-process one."""
+    global _runs_file
+    loaded = _three_requests()
+    _runs_file = tmp_path / "alone"
+    alone = Explorer(_noting(loaded), loaded.cls.actors).explore()
+    _runs_file = tmp_path / "shared"
+    shared = Explorer(_noting(loaded), loaded.cls.actors, jobs=2).explore()
+    makers = _runs_file.read_text().split()
+    assert str(os.getpid()) not in makers
+    assert len(set(makers)) == 2, f"runs per process: {sorted(makers.count(p) for p in set(makers))}"
+    assert shared.reused >= shared.schedules
+    assert (shared.schedules, shared.counts, shared.class_names) == (alone.schedules, alone.counts, alone.class_names)
+    assert {k: e.schedule for k, e in shared.executions.items()} == {k: e.schedule for k, e in alone.executions.items()}
+    assert multiprocessing.active_children() == []
+
+
+@pytest.mark.slow
+@needs_fork
+@pytest.mark.timeout(120)
+def test_an_error_in_a_worker_is_met_where_one_process_meets_it(tmp_path: Path) -> None:
+    """A run that raises in a worker ends the workers; the error is the one-process search's, at its run."""
+    global _runs_file
+    _runs_file = tmp_path / "runs"
+    loaded = _three_requests()
+    with pytest.raises(RuntimeError, match="run 30 failed"):
+        Explorer(_noting(loaded, fail_at=30), loaded.cls.actors).explore()
+    with pytest.raises(RuntimeError, match="run 30 failed"):
+        Explorer(_noting(loaded, fail_at=30), loaded.cls.actors, jobs=2).explore()
+    assert multiprocessing.active_children() == []
 
 
 def _slow_here(loaded: LoadedScenario, granularity: str, seconds: float) -> object:
@@ -88,16 +192,39 @@ def _slow_here(loaded: LoadedScenario, granularity: str, seconds: float) -> obje
     return run_once
 
 
+def _slow_worker(loaded: LoadedScenario, granularity: str, seconds: float, marker: Path) -> object:
+    """A run_once that is slow in one worker process only: the first to create ``marker``."""
+    here = os.getpid()
+    mine: list[bool] = []  # per process (each worker is a fork with its own copy)
+
+    def run_once(policy: object) -> tuple[RunResult, str, object]:
+        if os.getpid() != here and not mine:
+            try:
+                os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+                mine.append(True)
+            except FileExistsError:
+                mine.append(False)
+        if mine and mine[0]:
+            time.sleep(seconds)
+        result = run_scenario(loaded, policy=policy, granularity=granularity, record_accesses=True)  # type: ignore[arg-type]
+        assert result.run is not None
+        return result.run, json.dumps(result.observed, sort_keys=True), None
+
+    return run_once
+
+
 @pytest.mark.slow
 @needs_fork
 @pytest.mark.timeout(120)
-def test_workers_take_part_and_change_nothing() -> None:
-    """With a coordinator slower than its worker, most runs come from the worker, and the search is the same."""
-    loaded = _load("tests/soundness/closure_list_locked.py")  # 72 schedules: time for a worker to get ahead
+def test_a_slow_worker_changes_nothing(tmp_path: Path) -> None:
+    """One worker much slower than the other (as on a loaded machine): the order results arrive in changes, the
+    exploration does not."""
+    loaded = _load("tests/soundness/closure_list_locked.py")  # 72 schedules, naive: many items to steal
     alone = Explorer(_slow_here(loaded, "line", 0), loaded.cls.actors, reduction=False).explore()  # type: ignore[arg-type]
-    shared = Explorer(_slow_here(loaded, "line", 0.02), loaded.cls.actors, reduction=False, jobs=2).explore()  # type: ignore[arg-type]
+    slow = _slow_worker(loaded, "line", 0.02, tmp_path / "slow")
+    shared = Explorer(slow, loaded.cls.actors, reduction=False, jobs=2).explore()  # type: ignore[arg-type]
     assert alone.reused == 0
-    assert shared.reused > shared.schedules // 4, f"only {shared.reused} of {shared.schedules} runs from the worker"
+    assert shared.reused >= shared.schedules
     assert (shared.schedules, shared.counts, shared.class_names) == (alone.schedules, alone.counts, alone.class_names)
     assert {k: e.schedule for k, e in shared.executions.items()} == {k: e.schedule for k, e in alone.executions.items()}
 
