@@ -176,6 +176,21 @@ class _Coordinator:
                 return True
         return True
 
+    def finished(self) -> dict[str, Result]:
+        """Every work item the workers finished (not the whole tree), by its inputs, with its runs in order."""
+        results: dict[str, Result] = {}
+        for item in self._items.values():
+            if item.text is not None and item.result is not None and not item.dead:
+                result = item.result
+                results[item.text] = Result(item.text, result.outside, result.first, result.bounded, self._runs(item))
+        return results
+
+    def _runs(self, item: _Item) -> list[Ran]:
+        runs: list[Ran] = []
+        for kind, entry in item.entries:
+            runs.extend(self._runs(self._items[entry]) if kind == "sub" else [entry])
+        return runs
+
     # -- messages ------------------------------------------------------------------------------------------------
 
     def _receive(self, worker: _Handle, message: tuple[Any, ...]) -> None:
@@ -324,8 +339,12 @@ def explore_parallel(explorer: Explorer, done: Sequence[bytes] = ()) -> Explorat
     if complete:
         return coordinator.found
     # the budget cut the search, or a worker met an error: the one-process search says the rest, reporting nothing
-    # twice (its first runs are the ones already reported, in the same order)
-    return _quietly(explorer, coordinator.reported, explorer._search)
+    # twice (its first runs are the ones already reported, in the same order); cut, it takes the subtrees the
+    # workers finished wherever it reaches them with the same inputs, so it runs little more than the last item
+    if coordinator.failed is not None:
+        return _quietly(explorer, coordinator.reported, explorer._search)
+    finished = coordinator.finished()
+    return _quietly(explorer, coordinator.reported, lambda: _with_results(explorer, finished))
 
 
 def _quietly(explorer: Explorer, runs: int, search: Callable[[], Exploration]) -> Exploration:
@@ -353,13 +372,18 @@ def _quietly(explorer: Explorer, runs: int, search: Callable[[], Exploration]) -
 
 
 def _with_done(explorer: Explorer, done: Sequence[bytes]) -> Exploration:
-    """The one-process search, taking each subtree explored elsewhere where it reaches that subtree with the same
-    inputs (unless the budget would end inside it: then it runs that subtree itself, to stop where it stops)."""
+    """The one-process search, taking the subtrees other machines explored (:func:`explore_work`)."""
     results: dict[str, Result] = {}
     for blob in done:
         result = pickle.loads(blob)
         if isinstance(result, Result):
             results[result.text] = result
+    return _with_results(explorer, results)
+
+
+def _with_results(explorer: Explorer, results: dict[str, Result]) -> Exploration:
+    """The one-process search, taking each subtree explored elsewhere where it reaches that subtree with the same
+    inputs (unless the budget would end inside it: then it runs that subtree itself, to stop where it stops)."""
 
     def skip(nodes: list[Node], found: Exploration) -> bool:
         result = results.get(inputs_here(explorer, nodes))
