@@ -20,7 +20,8 @@ from lab.transport.offline import OfflineTransport
 
 ALLOWED = {
     "lab.engine.search._choices._Pruned": "control flow inside the explorer: raised and caught there, never escapes",
-    "lab.engine.search._parallel._Stop": "control flow inside an exploring worker process: raised and caught there",
+    "lab.engine.search._work_worker._Cancel": "control flow inside an exploring worker process: raised, caught there",
+    "lab.engine.search._work_worker._Quit": "control flow inside an exploring worker process: raised and caught there",
     "lab.engine.core._actor._Aborted": (
         "a BaseException on purpose: it unwinds a stopped actor through the code under test, whose "
         "`except Exception` must not swallow it; caught by the scheduler"

@@ -169,7 +169,7 @@ def explore_scenario(
     and confirms it by replay. ``seconds`` is a time budget beside ``max_schedules``.
 
     ``jobs`` is how many processes run schedules (``None``: one per core); any number gives the same result,
-    byte for byte, because the coordinator follows the one-process search exactly (see
+    byte for byte, because every result is defined by the one-process search's order (see
     :mod:`lab.engine.search._parallel`).
     ``done`` are runs other machines made of parts of the same exploration (``explore_work``), taken the same way.
     Only DPOR in prove mode spreads over processes; every other search runs in this one.
@@ -296,7 +296,7 @@ def scenario_explorer(
     started: _FirstThread | None = None,
 ) -> Explorer:
     """The explorer of ``loaded`` with these settings, ungraded: what :func:`explore_scenario` runs, and what
-    :func:`lab.engine.search._parallel.split_work` and :func:`~lab.engine.search._parallel.explore_work` take to
+    :func:`lab.engine.search.split_work` and :func:`lab.engine.search.explore_work` take to
     spread one
     exploration over machines (every machine must build it with the same settings). Each run's digest (made where
     it ran) goes to ``atomicity``, and the first thread an actor started to ``started``."""

@@ -9,7 +9,9 @@
 - ``_strategies`` and the strategies behind one interface (``_walks``: random and PCT samplers; ``_bounded``:
   preemption and delay bounding), ``_driver`` (one budget, find or prove) and ``_minimise`` (shrinking a failure);
 - ``_parallel`` (the coordinator), ``_work_worker`` (a worker process), ``_work_items`` (a work item's inputs and
-  result) and ``_subtrees`` (a work item as a line of text): the same search spread over processes;
+  result), ``_work_tally`` (their runs counted in the one-process order), ``_work_local`` (taking results in one
+  process; items for other machines) and ``_subtrees`` (a work item as a line of text): the same search spread
+  over processes;
 - ``_atomicity``: whether the granularity was fine enough, over ``_atomicity_steps`` (what each step shared),
   ``_atomicity_epochs`` (sync epochs, windows, the sync order) and ``_atomicity_split`` (the step found).
 """
@@ -20,7 +22,7 @@ from lab.engine.search._atomicity import AtomicityCheck, RunPart, find_split_ste
 from lab.engine.search._atomicity_split import SplitStep
 from lab.engine.search._exploration import DEFAULT_MAX_SCHEDULES, Execution, Exploration, NondeterminismError, tally
 from lab.engine.search._explorer import Explorer, RunOnce
-from lab.engine.search._parallel import FORKS, explore_work, split_work
+from lab.engine.search._parallel import FORKS
 from lab.engine.search._strategies import (
     MODES,
     PORTFOLIO_ROTATION,
@@ -36,6 +38,7 @@ from lab.engine.search._strategies import (
     search,
 )
 from lab.engine.search._subtrees import Branch, Subtree
+from lab.engine.search._work_local import explore_work, split_work
 
 __all__ = [
     "DEFAULT_MAX_SCHEDULES",

@@ -52,15 +52,9 @@ def resolve_jobs(jobs: int | None) -> int:
 
 
 RunOnce = Callable[[object], tuple[RunResult, str, object]]
-Emit = Callable[[RunResult, str, object, Guide, Exploration], None]
-"""What a worker does with each run of its subtree, pruned or not (the run, its key and payload, the policy that
-steered it, and the worker's own tally so far), instead of tallying it: the coordinator tallies, in the search's
-order."""
-Skip = Callable[[list[Node], Exploration], bool]
-"""Asked each time the search begins a branch (the last of ``nodes``): whether the whole subtree below it was explored
-elsewhere and its result applied here (:mod:`lab.engine.search._work_items`), so that the search moves past it."""
-Outside = list[tuple[int, list[Event]]]
-"""The races a subtree reversed at or above its decision: each a decision and the sequence to plan there."""
+Emit = Callable[[RunResult, str, object, Guide, Exploration], None]  # a worker's every run, tallied elsewhere
+Skip = Callable[[list[Node], Exploration], bool]  # at each branch begun: was its subtree explored elsewhere, and taken?
+Outside = list[tuple[int, list[Event]]]  # races a subtree reversed at or above its decision, in the order found
 
 
 class Explorer:
@@ -114,14 +108,10 @@ class Explorer:
         return self._jobs
 
     def explore(self, done: Sequence[bytes] = ()) -> Exploration:
-        """Run every schedule that matters (or until the budget) and tally the outcomes.
-
-        With ``jobs`` above one, worker processes explore whole subtrees and steal more from each other; this process
-        only hands out work items and tallies their runs in the one-process search's order
-        (:mod:`lab.engine.search._parallel`), so everything it reports is what the one-process search reports,
-        whatever the number of processes. ``done`` are subtrees other machines explored
-        (:func:`lab.engine.search._parallel.explore_work`), taken where the search reaches them.
-        """
+        """Run every schedule that matters (or until the budget) and tally the outcomes. With ``jobs`` above one,
+        workers explore whole subtrees and this process tallies their runs in the one-process order
+        (:mod:`lab.engine.search._parallel`): the same report for any number of processes. ``done`` are subtrees
+        other machines explored (``explore_work``), taken where the search reaches them."""
         if self._jobs > 1 or done:
             from lab.engine.search._parallel import explore_parallel  # here: parallel imports this module
 
@@ -151,13 +141,10 @@ class Explorer:
             total *= max(branches, 1)
         return total
 
-    def adopt_parts(self, parts: list[Any]) -> None:
-        """Hand a digest made elsewhere (a worker's run) to the caller's adopt, as this search does with its own."""
+    def adopt_parts(self, parts: list[Any], found: Exploration) -> None:
+        """Hand a worker's run's digest to the caller's adopt and report progress, as after a run of this search."""
         if self._adopt is not None and self._digest is not None:
             self._adopt(parts)
-
-    def report(self, found: Exploration) -> None:
-        """Report progress to the caller, as this search does after each of its own runs."""
         if self._progress is not None:
             self._progress(found)
 
@@ -179,10 +166,9 @@ class Explorer:
     def explore_subtree(
         self, subtree: Subtree | None, emit: Emit, skip: Skip | None = None
     ) -> tuple[Outside, Footprint, bool]:
-        """Run the schedules below ``subtree`` (``None``: the whole tree) in the order the whole search would, handing
-        each run to ``emit``. Returns what the search that owns the decisions above needs to go on as if it had run
-        them itself: the races reversed at or above the subtree's decision (in order), what the subtree's first step
-        touched, and whether a bound skipped anything."""
+        """Run the schedules below ``subtree`` (``None``: all) as the whole search would, handing each run to ``emit``;
+        return what the search owning the decisions above needs: the races reversed above, what the first step
+        touched, whether a bound skipped anything."""
         races = self._races
         saved = races.floor, races.outside, self._path
         races.floor = subtree.depth if subtree is not None else -1

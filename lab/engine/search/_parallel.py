@@ -39,45 +39,28 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
-import pickle
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from lab.engine.core._run import RunResult
 from lab.engine.search._exploration import Exploration
 from lab.engine.search._explorer import Explorer
 from lab.engine.search._subtrees import Subtree
-from lab.engine.search._work_items import Ran, Result, apply, inputs_here, normal, ran, take
+from lab.engine.search._work_items import Ran, Result
+from lab.engine.search._work_local import quietly, take_done, take_results
+from lab.engine.search._work_tally import Item, Tally
 from lab.engine.search._work_worker import work
 
 if TYPE_CHECKING:
-    from lab.engine.search._choices import Guide
-    from lab.engine.search._tree import Node
+    pass
 
 FORKS = "fork" in multiprocessing.get_all_start_methods()
 """Whether worker processes can be forked here; without, exploration runs in one process."""
 
 _CALM = 4
 """Runs a worker makes, after saying it had nothing to give, before it is asked again."""
-
-
-@dataclass
-class _Item:
-    """A work item as the coordinator follows it: where it hangs, its runs and children's markers as they came."""
-
-    name: str
-    parent: str | None
-    text: str | None
-    depth: int
-    entries: list[tuple[str, Any]] = field(default_factory=list)  # ("run", Ran) or ("sub", child)
-    children: list[str] = field(default_factory=list)
-    holder: _Handle | None = None
-    result: Result | None = None
-    dead: bool = False
 
 
 class _Handle:
@@ -105,11 +88,11 @@ class _Coordinator:
         self._explorer = explorer
         self._count = workers
         self._workers: list[_Handle] = []
-        self._items: dict[str, _Item] = {"r": _Item("r", None, None, -1)}
+        self.tally = Tally(explorer)
+        self._items = self.tally.items
+        self._holders: dict[str, _Handle] = {}
         self._queue: list[str] = []
-        self._cursor: list[tuple[str, int]] = [("r", 0)]
-        self.found = Exploration()
-        self.reported = 0
+        self.found = self.tally.found
         self.failed: str | None = None
 
     def __enter__(self) -> _Coordinator:
@@ -145,51 +128,11 @@ class _Coordinator:
                     self.failed = self.failed or "a worker process ended"
             if self.failed is not None:
                 return False
-            if not self._advance():
+            if not self.tally.advance():
                 return False
-            if not self._cursor:
+            if self.tally.complete:
                 return True
             self._schedule()
-
-    # -- tallying, in the search's order -------------------------------------------------------------------------
-
-    def _advance(self) -> bool:
-        """Tally every run whose place in the search's order is now known; False once the budget is reached."""
-        explorer, found = self._explorer, self.found
-        while self._cursor:
-            ident, index = self._cursor[-1]
-            item = self._items[ident]
-            if index < len(item.entries):
-                self._cursor[-1] = (ident, index + 1)
-                kind, entry = item.entries[index]
-                if kind == "sub":
-                    self._cursor.append((entry, 0))
-                    continue
-                take(explorer, found, entry)
-                self.reported += 1
-                if found.executions_run >= explorer.max_schedules:
-                    return False
-            elif item.result is not None:
-                self._cursor.pop()
-                found.bounded = found.bounded or item.result.bounded
-            else:
-                return True
-        return True
-
-    def finished(self) -> dict[str, Result]:
-        """Every work item the workers finished (not the whole tree), by its inputs, with its runs in order."""
-        results: dict[str, Result] = {}
-        for item in self._items.values():
-            if item.text is not None and item.result is not None and not item.dead:
-                result = item.result
-                results[item.text] = Result(item.text, result.outside, result.first, result.bounded, self._runs(item))
-        return results
-
-    def _runs(self, item: _Item) -> list[Ran]:
-        runs: list[Ran] = []
-        for kind, entry in item.entries:
-            runs.extend(self._runs(self._items[entry]) if kind == "sub" else [entry])
-        return runs
 
     # -- messages ------------------------------------------------------------------------------------------------
 
@@ -237,7 +180,7 @@ class _Coordinator:
 
     def _add(self, parent: str, child: str, text: str) -> None:
         owner = self._items[parent]
-        self._items[child] = item = _Item(child, parent, text, Subtree.from_text(text).depth, dead=owner.dead)
+        self._items[child] = item = Item(child, parent, text, Subtree.from_text(text).depth, dead=owner.dead)
         owner.children.append(child)
         if not item.dead:
             self._queue.append(child)
@@ -249,7 +192,7 @@ class _Coordinator:
         item.result = result
         worker.stack = [frame for frame in worker.stack if frame[0] != ident]
         if item.parent is not None:
-            holder = self._items[item.parent].holder
+            holder = self._holders.get(item.parent)
             if holder is not None:
                 holder.send(("result", ident, result.outside, result.first, result.bounded))
 
@@ -303,7 +246,7 @@ class _Coordinator:
 
     def _hand(self, worker: _Handle, ident: str) -> None:
         item = self._items[ident]
-        item.holder = worker
+        self._holders[ident] = worker
         worker.stack.append([ident, None])
         worker.send(("item", ident, item.text))
 
@@ -331,7 +274,7 @@ class _Coordinator:
 def explore_parallel(explorer: Explorer, done: Sequence[bytes] = ()) -> Exploration:
     """The exploration ``explorer.explore`` makes with more than one job, or with subtrees explored elsewhere."""
     if done:
-        return _with_done(explorer, done)
+        return take_done(explorer, done)
     if not FORKS:
         return explorer._search()
     with _Coordinator(explorer, explorer.jobs) as coordinator:
@@ -342,80 +285,6 @@ def explore_parallel(explorer: Explorer, done: Sequence[bytes] = ()) -> Explorat
     # twice (its first runs are the ones already reported, in the same order); cut, it takes the subtrees the
     # workers finished wherever it reaches them with the same inputs, so it runs little more than the last item
     if coordinator.failed is not None:
-        return _quietly(explorer, coordinator.reported, explorer._search)
-    finished = coordinator.finished()
-    return _quietly(explorer, coordinator.reported, lambda: _with_results(explorer, finished))
-
-
-def _quietly(explorer: Explorer, runs: int, search: Callable[[], Exploration]) -> Exploration:
-    """Run ``search`` with the caller's adopt and progress left out for its first ``runs`` runs."""
-    adopt, progress = explorer._adopt, explorer._progress
-    adopted = reported = 0
-
-    def quiet_adopt(parts: list[Any]) -> None:
-        nonlocal adopted
-        adopted += 1
-        if adopted > runs and adopt is not None:
-            adopt(parts)
-
-    def quiet_progress(found: Exploration) -> None:
-        nonlocal reported
-        reported += 1
-        if reported > runs and progress is not None:
-            progress(found)
-
-    explorer._adopt, explorer._progress = quiet_adopt, quiet_progress
-    try:
-        return search()
-    finally:
-        explorer._adopt, explorer._progress = adopt, progress
-
-
-def _with_done(explorer: Explorer, done: Sequence[bytes]) -> Exploration:
-    """The one-process search, taking the subtrees other machines explored (:func:`explore_work`)."""
-    results: dict[str, Result] = {}
-    for blob in done:
-        result = pickle.loads(blob)
-        if isinstance(result, Result):
-            results[result.text] = result
-    return _with_results(explorer, results)
-
-
-def _with_results(explorer: Explorer, results: dict[str, Result]) -> Exploration:
-    """The one-process search, taking each subtree explored elsewhere where it reaches that subtree with the same
-    inputs (unless the budget would end inside it: then it runs that subtree itself, to stop where it stops)."""
-
-    def skip(nodes: list[Node], found: Exploration) -> bool:
-        result = results.get(inputs_here(explorer, nodes))
-        if result is None or found.executions_run + len(result.runs) >= explorer.max_schedules:
-            return False
-        apply(explorer, nodes, found, result)
-        for one in result.runs:
-            take(explorer, found, one)
-            found.reused += 1
-        return True
-
-    return explorer._search(skip=skip)
-
-
-def split_work(explorer: Explorer, at_least: int) -> list[str]:
-    """Work items for other machines: run the search here until it has planned at least ``at_least`` branches it
-    has not begun (or for ``at_least`` runs, if that comes first), and return those subtrees, one line of text each
-    (none when the search ended first: it is small enough for one machine). Hand each line to
-    :func:`explore_work` anywhere the same checkout runs."""
-    return [normal(subtree) for subtree in explorer.split(at_least)]
-
-
-def explore_work(explorer: Explorer, line: str) -> bytes:
-    """Explore the subtree ``line`` names (from :func:`split_work`, with an explorer of the same scenario and
-    settings, used for nothing else) and return its result, for ``explore(done=...)`` to take. Bytes of pickles:
-    accept them only from machines you trust, as with any task queue that carries pickles."""
-    explorer.quiet_for_worker()
-    runs: list[Ran] = []
-    best: dict[str, tuple[int, int, str]] = {}
-
-    def emit(run: RunResult, key: str, payload: object, policy: Guide, found: Exploration) -> None:
-        runs.append(ran(explorer, run, key, payload, policy, found, best))
-
-    outside, first, bounded = explorer.explore_subtree(Subtree.from_text(line), emit)
-    return pickle.dumps(Result(line, outside, first, bounded, runs), protocol=pickle.HIGHEST_PROTOCOL)
+        return quietly(explorer, coordinator.tally.reported, explorer._search)
+    finished = coordinator.tally.finished()
+    return quietly(explorer, coordinator.tally.reported, lambda: take_results(explorer, finished))

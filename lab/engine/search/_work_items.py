@@ -162,5 +162,4 @@ def take(explorer: Explorer, found: Exploration, one: Ran) -> None:
             found.naive_bound = found.naive_bound or one.naive
             found.class_names.add(one.name)
     found.bounded = found.bounded or one.bounded
-    explorer.adopt_parts(one.parts)
-    explorer.report(found)
+    explorer.adopt_parts(one.parts, found)
