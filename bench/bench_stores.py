@@ -1,22 +1,27 @@
-"""Measure what article 003 did not: commits per second, STALE share and lock waits on memory, SQLite and PostgreSQL.
+"""Many processes on one session: commits per second, and WAL syncs per COMMITTED commit, on SQLite and PostgreSQL.
 
-Each client asks questions on one shared session for a fixed time: begin, ask the scripted model (which answers
-after a fixed delay, the stand-in for a real model call), commit. A STALE answer is counted and never re-asked
-(the article's rule); the client moves on to its next question. Cells:
+Each worker process asks questions on one shared session for a fixed time: begin, ask the scripted model (which
+answers after a fixed delay, the stand-in for a real model call), commit. A STALE answer is counted and never
+re-asked (article 003's rule); the worker moves on to its next question. Every worker has its own connection,
+opened before the clock starts. One session takes one answer per version, so N workers that began on one version
+get one COMMITTED and N-1 refusals: what matters is that the refusals do not slow the winner down.
 
-- ``synchronized``: the baseline, article 000's ``TransactionalChat`` in memory, shared by threads: the lock is
-  held across the model call, so every answer commits and the session answers one question at a time;
-- ``memory``: article 003's ``VersionedSession`` in memory, shared by threads (one object, one lock);
-- ``sqlite`` and ``postgresql``: each client has its own session object and its own connection to one database
-  file or server, as threads of one process and as separate processes (``fork``).
+Cells, each at 4, 8 and 32 processes (``--processes``):
 
-Lock waits are the commits that found the database's write lock (SQLite) or the session's row lock (PostgreSQL)
-taken and had to wait for it; busy errors are waits that ran past the busy timeout. SQLite runs in WAL mode with
-``synchronous=NORMAL`` in a file on disk; PostgreSQL is a throwaway server started from the machine's binaries
-with its durable defaults (``fsync=on``, ``synchronous_commit=on``), on 127.0.0.1.
+- ``sqlite``: a database file on disk, WAL mode, ``synchronous=NORMAL``;
+- ``postgresql before``: the commit as it was before issue 24 (:class:`CommitBefore`, the old statements kept here
+  verbatim): the row locked, the receipt looked up, the compare-and-set, and the transaction *committed* even when
+  it refused, so a refusal that had taken the row lock still wrote and synced the WAL;
+- ``postgresql after``: the store's commit now: read and decide under the row lock, a refusal rolled back.
 
-Run from the repository root: ``.venv/bin/python bench/bench_stores.py`` (``--seconds``, ``--delay-ms``,
-``--clients``). It prints the machine and one row per cell. Stops by itself; talks to 127.0.0.1 only.
+PostgreSQL is a throwaway server started from the machine's binaries with its durable defaults (``fsync=on``,
+``synchronous_commit=on``), on 127.0.0.1. WAL syncs are the server's own count (``pg_stat_wal.wal_sync``, read
+before and after each cell, once the workers' connections have closed and flushed their statistics).
+
+Printed: one row per cell; ``x4`` is the cell's commits/s as a ratio to the same store's 4-process cell in this run
+(issue 24's bar: at least 0.8 at 32 processes for PostgreSQL after), and ``syncs/C`` the WAL syncs per COMMITTED
+commit. Run from the repository root: ``.venv/bin/python bench/bench_stores.py`` (``--seconds``, ``--delay-ms``,
+``--processes``). Stops by itself; talks to 127.0.0.1 only.
 """
 
 from __future__ import annotations
@@ -28,43 +33,75 @@ import platform
 import sqlite3
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lab.messages import ChatRequest
-from lab.sessions.stores import Store, StoreError, open_store
+from lab.hooks import note_shared_access
+from lab.messages import Message
+from lab.sessions.stores import Store, StoreError
 from lab.sessions.stores import postgres as postgres_store
 from lab.sessions.stores.pgserver import TemporaryPostgres, find_binaries
+from lab.sessions.stores.postgres import PostgresStore
 from lab.sessions.stores.sqlite import SqliteStore
-from lab.sessions.transactional import TransactionalChat
+from lab.sessions.stores.store import access_name, encode_history, row_name
 from lab.sessions.versioned import VersionedSession
-from lab.transport.contract import Reply
 
 
-class DelayedModel:
-    """The scripted model with a fixed delay: every question is answered ``delay`` seconds after it is asked."""
+class CommitBefore(PostgresStore):
+    """The PostgreSQL commit before issue 24, statement for statement (commit 89c025f): kept only to be measured.
 
-    def __init__(self, delay: float) -> None:
-        self.delay = delay
+    One transaction: the row lock (``NOWAIT`` in a savepoint first, then waiting), the receipt lookup, the
+    compare-and-set; the transaction ends with ``COMMIT`` whatever it decided, so a refusal that took the row lock
+    (a transaction id, a WAL record) made the server sync its WAL like a real commit.
+    """
 
-    def send(self, request: ChatRequest) -> Reply:
-        time.sleep(self.delay)
-        return Reply(f"answer to {request.question}", "stop")
+    COMPARE_AND_SET = "UPDATE lab_sessions SET version = version + 1, history = %s WHERE key = %s AND version = %s"
+
+    def commit_round(
+        self,
+        key: str,
+        name: str,
+        *,
+        expected_version: int,
+        history: tuple[Message, ...],
+        request_id: str,
+        question: str,
+        answer: str,
+        receipt_capacity: int,
+    ) -> bool:
+        note_shared_access(access_name(self.label), row_name(name), "w")
+        db = self._db
+        with db.transaction():
+            try:
+                with db.transaction():
+                    db.execute("SELECT 1 FROM lab_sessions WHERE key = %s FOR UPDATE NOWAIT", (key,))
+            except postgres_store.psycopg.errors.LockNotAvailable:
+                self.lock_waits += 1
+                db.execute("SELECT 1 FROM lab_sessions WHERE key = %s FOR UPDATE", (key,))
+            taken = "SELECT 1 FROM lab_receipts WHERE session = %s AND request_id = %s"
+            if db.execute(taken, (key, request_id)).fetchone() is not None:
+                return False
+            moved = db.execute(self.COMPARE_AND_SET, (encode_history(history), key, expected_version))
+            if moved.rowcount != 1:
+                return False
+            db.execute(self.STORE_RECEIPT, (key, request_id, expected_version + 1, question, answer))
+            db.execute(self.EVICT_RECEIPTS, (key, expected_version + 1 - receipt_capacity))
+            return True
 
 
 @dataclass
 class Cell:
     store: str
-    mode: str
-    clients: int
+    commit: str
+    processes: int
     seconds: float
     counts: Counter[str]
+    syncs: int | None
 
     @property
     def committed_per_second(self) -> float:
@@ -76,99 +113,77 @@ class Cell:
         return self.counts["STALE"] / decided if decided else 0.0
 
 
-def _connect(spec: str) -> Store:
+def _connect(spec: str, commit: str) -> Store:
     if spec.startswith("sqlite:"):
         return SqliteStore(spec.removeprefix("sqlite:"), lock_timeout=10.0)
-    store = open_store(spec)
-    assert store is not None
-    return store
+    if commit == "before":
+        return CommitBefore(spec, lock_timeout=10.0)
+    return PostgresStore(spec, lock_timeout=10.0)
 
 
-def _client(ask: Callable[[int], str], seconds: float, start: threading.Event | None = None) -> Counter[str]:
+def _worker(spec: str, commit: str, name: str, who: str, delay: float, seconds: float, start: Any, out: Any) -> None:
+    """One process: connect, wait for the start, then begin / model / commit until the time is up."""
+    try:
+        out.put(_asks(spec, commit, name, who, delay, seconds, start))
+    except BaseException as error:  # reported by the parent, which would otherwise wait for a result in vain
+        out.put(Counter({f"crashed: {type(error).__name__}: {error}": 1}))
+
+
+def _asks(spec: str, commit: str, name: str, who: str, delay: float, seconds: float, start: Any) -> Counter[str]:
+    store = _connect(spec, commit)
+    session = VersionedSession(name, store=store)
     counts: Counter[str] = Counter()
+    start.wait()
     deadline = time.perf_counter() + seconds
     n = 0
     while time.perf_counter() < deadline:
         n += 1
         try:
-            counts[ask(n)] += 1
+            ticket = session.begin(f"{who}-r{n}", f"{who} question {n}")
+            time.sleep(delay)  # the model answers
+            counts[session.commit(ticket, f"answer {n}", "stop").value] += 1
         except StoreError:
-            counts["busy_errors"] += 1
-    return counts
-
-
-def _versioned_ask(session: VersionedSession, model: DelayedModel, who: str) -> Callable[[int], str]:
-    def ask(n: int) -> str:
-        ticket = session.begin(f"{who}-r{n}", f"{who} question {n}")
-        reply = model.send(ticket.to_request())
-        return session.commit(ticket, reply.content, reply.finish_reason).value
-
-    return ask
-
-
-def _waits(store: Store) -> int:
-    return int(getattr(store, "busy_waits", 0)) + int(getattr(store, "lock_waits", 0))
-
-
-def _durable_client(spec: str, name: str, who: str, delay: float, seconds: float) -> Counter[str]:
-    store = _connect(spec)
-    session = VersionedSession(name, store=store)
-    counts = _client(_versioned_ask(session, DelayedModel(delay), who), seconds)
-    counts["lock_waits"] += _waits(store)
+            counts["errors"] += 1
+    counts["lock_waits"] += int(getattr(store, "busy_waits", 0)) + int(getattr(store, "lock_waits", 0))
     store.close()
     return counts
 
 
-def _process_main(spec: str, name: str, who: str, delay: float, seconds: float, start: object, out: object) -> None:
-    start.wait()  # type: ignore[attr-defined]
-    out.put(_durable_client(spec, name, who, delay, seconds))  # type: ignore[attr-defined]
+def _wal_syncs(url: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as db:
+        return int(db.execute("SELECT wal_sync FROM pg_stat_wal").fetchone()[0])
 
 
-def _threads(clients: int, body: Callable[[int], Counter[str]]) -> Counter[str]:
-    results: list[Counter[str]] = [Counter() for _ in range(clients)]
-
-    def run(i: int) -> None:
-        results[i] = body(i)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(clients)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    return sum(results, Counter())
-
-
-def measure(store: str, mode: str, clients: int, spec: str, delay: float, seconds: float, run: int) -> Cell:
+def measure(store: str, commit: str, processes: int, spec: str, delay: float, seconds: float, run: int) -> Cell:
     """One cell of the table."""
-    model = DelayedModel(delay)
-    name = f"bench-{store}-{mode}-{clients}-{run}"
+    name = f"bench-{store}-{commit}-{processes}-{run}"
+    _connect(spec, commit).close()  # the schema exists before the workers start
+    context = multiprocessing.get_context("fork")
+    start, out = context.Event(), context.Queue()
+    workers = [
+        context.Process(target=_worker, args=(spec, commit, name, f"p{i}", delay, seconds, start, out))
+        for i in range(processes)
+    ]
+    for worker in workers:
+        worker.start()
+    time.sleep(0.5 + processes * 0.02)  # every worker connected and waiting
+    syncs_before = _wal_syncs(spec) if store == "postgresql" else None
     begun = time.perf_counter()
-    if store == "synchronized":
-        chat = TransactionalChat(model)
-        counts = _threads(clients, lambda i: _client(lambda n: chat.ask(f"c{i} question {n}").status.value, seconds))
-    elif store == "memory":
-        session = VersionedSession(name)
-        counts = _threads(clients, lambda i: _client(_versioned_ask(session, model, f"c{i}"), seconds))
-    elif mode == "threads":
-        _connect(spec).close()
-        counts = _threads(clients, lambda i: _durable_client(spec, name, f"c{i}", delay, seconds))
-    else:
-        _connect(spec).close()
-        context = multiprocessing.get_context("fork")
-        start, out = context.Event(), context.Queue()
-        workers = [
-            context.Process(target=_process_main, args=(spec, name, f"p{i}", delay, seconds, start, out))
-            for i in range(clients)
-        ]
-        for worker in workers:
-            worker.start()
-        begun = time.perf_counter()
-        start.set()
-        counts = sum((out.get(timeout=120) for _ in workers), Counter())
-        for worker in workers:
-            worker.join(timeout=60)
+    start.set()
+    counts = sum((out.get(timeout=120) for _ in workers), Counter())
     elapsed = max(time.perf_counter() - begun, seconds)
-    return Cell(store, mode, clients, elapsed, counts)
+    for worker in workers:
+        worker.join(timeout=60)
+    crashed = [what for what in counts if what.startswith("crashed")]
+    if crashed:
+        raise SystemExit(f"a worker {crashed[0]}")
+    syncs = None
+    if syncs_before is not None:
+        time.sleep(1.0)  # the workers' backends have exited and reported their WAL statistics
+        syncs = _wal_syncs(spec) - syncs_before
+    return Cell(store, commit, processes, elapsed, counts, syncs)
 
 
 def machine() -> str:
@@ -184,39 +199,53 @@ def machine() -> str:
     )
 
 
+HEADER = (
+    f"{'store':<11}{'commit':<8}{'procs':>6}{'commits/s':>10}{'x4':>6}{'STALE':>7}{'waits':>7}{'errors':>7}"
+    f"{'syncs':>7}{'syncs/C':>8}"
+)
+
+
+def row(cell: Cell, four: float | None) -> str:
+    """One line of the table (78 columns)."""
+    ratio = f"{cell.committed_per_second / four:.2f}" if four else "-"
+    committed = cell.counts["COMMITTED"]
+    syncs = "-" if cell.syncs is None else str(cell.syncs)
+    per = "-" if cell.syncs is None or not committed else f"{cell.syncs / committed:.2f}"
+    return (
+        f"{cell.store:<11}{cell.commit:<8}{cell.processes:>6}{cell.committed_per_second:>10.1f}{ratio:>6}"
+        f"{cell.stale_share:>7.0%}{cell.counts['lock_waits']:>7}{cell.counts['errors']:>7}{syncs:>7}{per:>8}"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=1.5, help="how long each cell runs (default 1.5)")
+    parser.add_argument("--seconds", type=float, default=3.0, help="how long each cell runs (default 3)")
     parser.add_argument("--delay-ms", type=float, default=5.0, help="the model's fixed delay (default 5 ms)")
-    parser.add_argument("--clients", default="1,4,16", help="client counts (default 1,4,16)")
+    parser.add_argument("--processes", default="4,8,32", help="process counts (default 4,8,32; the first is x4's base)")
     args = parser.parse_args()
-    counts = [int(c) for c in args.clients.split(",")]
+    counts = [int(c) for c in args.processes.split(",")]
     delay = args.delay_ms / 1000
     print(f"machine: {machine()}")
     print(f"each cell: {args.seconds:g} s, model delay {args.delay_ms:g} ms, STALE answers never re-asked")
-    print(f"{'store':<13}{'mode':<11}{'clients':>8}{'commits/s':>11}{'STALE':>8}{'lock waits':>12}{'busy errors':>13}")
+    print(HEADER)
     folder = Path(tempfile.mkdtemp(prefix="bench-stores-", dir=Path.cwd() if os.access(".", os.W_OK) else None))
     server: TemporaryPostgres | None = None
     try:
-        cells: list[tuple[str, str, str]] = [("synchronized", "threads", ""), ("memory", "threads", "")]
-        sqlite_spec = f"sqlite:{folder / 'bench.db'}"
-        cells += [("sqlite", "threads", sqlite_spec), ("sqlite", "processes", sqlite_spec)]
+        cells: list[tuple[str, str, str]] = [("sqlite", "after", f"sqlite:{folder / 'bench.db'}")]
         if postgres_store.available() and find_binaries() is not None:
-            server = TemporaryPostgres()
+            server = TemporaryPostgres(max_connections=max(counts) + 20)
             url = server.start()
-            cells += [("postgresql", "threads", url), ("postgresql", "processes", url)]
+            cells += [("postgresql", "before", url), ("postgresql", "after", url)]
         else:
             print("postgresql: skipped (no server binaries or no psycopg)")
         run = 0
-        for store, mode, spec in cells:
-            for clients in counts:
+        for store, commit, spec in cells:
+            base: float | None = None
+            for processes in counts:
                 run += 1
-                cell = measure(store, mode, clients, spec, delay, args.seconds, run)
-                print(
-                    f"{store:<13}{mode:<11}{clients:>8}{cell.committed_per_second:>11.1f}"
-                    f"{cell.stale_share:>8.0%}{cell.counts['lock_waits']:>12}{cell.counts['busy_errors']:>13}",
-                    flush=True,
-                )
+                cell = measure(store, commit, processes, spec, delay, args.seconds, run)
+                base = base if base is not None else cell.committed_per_second
+                print(row(cell, base), flush=True)
     finally:
         if server is not None:
             server.stop()

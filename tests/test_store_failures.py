@@ -425,21 +425,39 @@ class TestReconnect:
             real = store._db
             killer = database.raw()
 
+            def kill() -> None:
+                killer.execute("SELECT pg_terminate_backend(%s, 5000)", (real.info.backend_pid,))
+
             class BreaksAtCommit:
-                """The store's connection, which loses the server when COMMIT is sent (before or after it ran)."""
+                """The store's connection, which loses the server at the commit's write (nothing lands) or right
+                after its COMMIT ran (it landed, the answer is lost), whether sent alone or in a pipeline."""
+
+                committed = False
 
                 def __getattr__(self, attribute: str) -> Any:
                     return getattr(real, attribute)
 
                 def execute(self, statement: str, *args: Any) -> Any:
-                    if statement != "COMMIT":
-                        return real.execute(statement, *args)
-                    if landed:
-                        real.execute(statement)
-                    killer.execute("SELECT pg_terminate_backend(%s, 5000)", (real.info.backend_pid,))
-                    if landed:
-                        real.execute("SELECT 1")  # the reply that was lost: the connection is now broken
-                    return real.execute(statement)
+                    if not landed and "UPDATE lab_sessions" in statement:
+                        kill()  # the server goes before the write reaches it
+                    cursor = real.execute(statement, *args)
+                    if statement == "COMMIT" or "UPDATE lab_sessions" in statement:
+                        self.committed = True  # a COMMIT, or the write, in its own transaction or a later COMMIT's
+                        idle = real.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+                        if real.pgconn.pipeline_status == psycopg.pq.PipelineStatus.OFF and idle:
+                            self.lose_the_answer()  # the transaction has ended: its answer is what is lost
+                    return cursor
+
+                @contextlib.contextmanager
+                def pipeline(self) -> Iterator[None]:
+                    with real.pipeline():
+                        yield
+                    self.lose_the_answer()
+
+                def lose_the_answer(self) -> None:
+                    if landed and self.committed:
+                        kill()
+                        real.execute("SELECT 1")  # raises: the connection is gone, as the COMMIT's answer was
 
             store._db = BreaksAtCommit()
             ticket = session.begin("r1", "q")
@@ -454,3 +472,22 @@ class TestReconnect:
             assert isinstance(store._db, psycopg.Connection)  # reopened, the broken one left behind
         finally:
             database.close()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_the_throwaway_server_says_it_runs_without_fsync(capfd: pytest.CaptureFixture[str]) -> None:
+    """``python -m lab.sessions.stores.pgserver -- CMD`` says in one line that its server is for tests only."""
+    import sys
+
+    from lab.sessions.stores import postgres
+    from lab.sessions.stores.pgserver import NO_FSYNC_NOTE, NO_SERVER_REASON, find_binaries
+    from lab.sessions.stores.pgserver import main as pgserver_main
+
+    if not postgres.available() or find_binaries() is None:
+        pytest.skip("psycopg 3 is not installed" if not postgres.available() else NO_SERVER_REASON)
+    show = "import os; print(os.environ['LAB_POSTGRES_URL'])"
+    assert pgserver_main(["--", sys.executable, "-c", show]) == 0
+    out, err = capfd.readouterr()
+    assert out.startswith("postgresql://lab@127.0.0.1:")
+    assert NO_FSYNC_NOTE in err.splitlines() and len(NO_FSYNC_NOTE) <= 80

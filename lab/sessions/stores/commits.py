@@ -1,21 +1,21 @@
-"""The commit of a round, step by step, shared by the SQL stores: one write transaction, the same steps on each.
+"""The commit of a round, step by step, and what every SQL store shares: one error line, write transactions.
 
-SQLite and PostgreSQL commit a round the same way. The write transaction begins holding the session's row
-(SQLite's ``BEGIN IMMEDIATE`` takes the database's write lock, PostgreSQL's ``SELECT ... FOR UPDATE`` the row's),
-waiting for it no longer than the lock timeout. Then, under that lock:
+SQLite commits a round in these steps (PostgreSQL runs the same decision as one statement, see
+:attr:`lab.sessions.stores.postgres.PostgresStore.COMMIT_ROUND`, so that no client holds its row across a round
+trip). The write transaction begins holding the session's row (SQLite's ``BEGIN IMMEDIATE`` takes the database's
+write lock), waiting for it no longer than the lock timeout. Then, under that lock:
 
 1. **read and decide**: the row's version and whether the request id has a receipt. A commit that will be STALE,
    DUPLICATE or ID_CONFLICT stops here and *rolls back*: it wrote nothing, so it costs no WAL record and no sync
-   (before, such a commit still committed a transaction that had taken the row lock, and PostgreSQL synced its WAL
-   for each: 322 syncs for 71 COMMITTED and 297 refusals in one measurement);
+   (before issue 24, PostgreSQL's refusals committed a transaction that had taken the row lock, and synced the
+   WAL for each: 322 syncs for 71 COMMITTED and 297 refusals in one measurement);
 2. **write**: the compare-and-set on the version, the new history, the receipt stored and the oldest evicted;
 3. ``COMMIT``, the one step whose outcome can be unknown (a connection lost while it was on its way).
 
-What differs is the SQL (placeholders, the upsert, the row lock), so each store names every statement it runs as a
-class attribute, where it can be read next to its schema, and supplies its own way to begin and end a write
-(:meth:`SqlCommits._begin_write`, :meth:`SqlCommits._end_write`) and to sort its driver's errors
-(:meth:`SqlCommits._failure`); the steps, and turning every driver error into one :class:`StoreError` line
-(:meth:`SqlCommits._operation`), live here, once.
+Each store names every statement it runs as a class attribute, where it can be read next to its schema, and
+supplies its own way to begin and end a write (:meth:`SqlCommits._begin_write`, :meth:`SqlCommits._end_write`)
+and to sort its driver's errors (:meth:`SqlCommits._failure`). Turning every driver error into one
+:class:`StoreError` line (:meth:`SqlCommits._operation`) and refusing text no store keeps live here, once.
 """
 
 from __future__ import annotations
@@ -79,9 +79,13 @@ class SqlCommits:
     def _prepare(self) -> None:
         """Before an operation: PostgreSQL reopens a connection it lost (nothing to do for SQLite)."""
 
-    def _read_locked(self, params: tuple[str, str, str], name: str) -> Any:
+    def _execute(self, statement: str, params: Any = ()) -> Any:
+        """Run one statement of a write transaction (PostgreSQL sends a pending ``BEGIN`` with it)."""
+        return self._db.execute(statement, params)
+
+    def _read_locked(self, params: tuple[str, str, str], name: str, expected_version: int | None) -> Any:
         """The :attr:`LOCKED_ROW` row, in the write transaction (PostgreSQL takes the row lock here)."""
-        return self._db.execute(self.LOCKED_ROW, params).fetchone()
+        return self._execute(self.LOCKED_ROW, params).fetchone()
 
     def _final_commit(self) -> bool:
         """Whether ending the write with a commit makes it durable (not so for a savepoint within a held row)."""
@@ -106,6 +110,8 @@ class SqlCommits:
             if sorted_as is None:
                 raise
             failure, seconds = sorted_as
+            if failure is not Failure.LOST and self._outcome is Outcome.UNKNOWN:
+                self._outcome = Outcome.NOTHING_WRITTEN  # the server answered with an error: it rolled back
             raise describe(
                 self._label,
                 failure,
@@ -157,15 +163,12 @@ class SqlCommits:
         note_shared_access(access_name(self._label), row_name(name), "w")
         operation = self._operation("commit", name, request_id=request_id, writes=True)
         with operation, self._write_transaction(key, name) as write:
-            version, taken = self._locked_row(key, name, request_id)
+            version, taken = self._locked_row(key, name, request_id, expected_version)
             if taken or version != expected_version:
                 return False  # DUPLICATE, ID_CONFLICT or STALE: rolled back, nothing written, nothing synced
-            moved = self._db.execute(self.COMPARE_AND_SET, (encode_history(history), key, expected_version))
-            if moved.rowcount != 1:  # cannot happen under the row lock; refused all the same if it does
-                return False
-            self._store_receipt(key, expected_version + 1, request_id, question, answer, receipt_capacity)
-            write.commit = True
-            return True
+            written = self._write_round(key, expected_version, history, request_id, question, answer, receipt_capacity)
+            write.commit = written
+            return written
 
     def overwrite(
         self,
@@ -184,14 +187,15 @@ class SqlCommits:
         note_shared_access(access_name(self._label), row_name(name), "w")
         operation = self._operation("commit", name, request_id=request_id, writes=True)
         with operation, self._write_transaction(key, name) as write:
-            self._db.execute(self.OVERWRITE, (version, encode_history(history), key))
+            self._execute(self.OVERWRITE, (version, encode_history(history), key))
             self._store_receipt(key, version, request_id, question, answer, receipt_capacity)
             write.commit = True
 
-    def _locked_row(self, key: str, name: str, request_id: str) -> tuple[int, bool]:
+    def _locked_row(self, key: str, name: str, request_id: str, expected_version: int | None) -> tuple[int, bool]:
         """Under the row lock: the version (checked, see :mod:`lab.sessions.stores.rows`) and whether
-        ``request_id`` has a receipt."""
-        row = self._read_locked((request_id, key, key), name)
+        ``request_id`` has a receipt. ``expected_version`` is the version a commit was built on (``None``: the row
+        is to be held whatever it holds); a store may use it to refuse without the exclusive lock."""
+        row = self._read_locked((request_id, key, key), name, expected_version)
         if row is None:
             raise StoreError(f"{self._label}: session {name} is gone (its row was deleted); open it again")
         version = checked_version(row[0], self._label, name)
@@ -208,6 +212,25 @@ class SqlCommits:
         for message in history:
             check_text(self._label, "history", message.content)
 
+    def _write_round(
+        self,
+        key: str,
+        expected_version: int,
+        history: tuple[Message, ...],
+        request_id: str,
+        question: str,
+        answer: str,
+        capacity: int,
+    ) -> bool:
+        """The write of a commit decided under the row lock: the compare-and-set, then the receipt stored and the
+        oldest evicted. False if the compare-and-set changed nothing (it cannot under the row lock; then nothing
+        else is written either)."""
+        moved = self._execute(self.COMPARE_AND_SET, (encode_history(history), key, expected_version))
+        if moved.rowcount != 1:
+            return False
+        self._store_receipt(key, expected_version + 1, request_id, question, answer, capacity)
+        return True
+
     def _store_receipt(self, key: str, seq: int, request_id: str, question: str, answer: str, capacity: int) -> None:
-        self._db.execute(self.STORE_RECEIPT, (key, request_id, seq, question, answer))
-        self._db.execute(self.EVICT_RECEIPTS, (key, seq - capacity))
+        self._execute(self.STORE_RECEIPT, (key, request_id, seq, question, answer))
+        self._execute(self.EVICT_RECEIPTS, (key, seq - capacity))

@@ -10,7 +10,10 @@ Binaries are looked up on ``PATH`` and then in ``/usr/lib/postgresql/*/bin`` (De
 Without them :func:`find_binaries` returns ``None`` and callers skip, saying why (:data:`NO_SERVER_REASON`).
 
 From a shell: ``python -m lab.sessions.stores.pgserver -- COMMAND ARGS...`` runs the command with a fresh server
-and ``LAB_POSTGRES_URL`` set to it, then stops the server (CI runs the lessons' evidence this way).
+and ``LAB_POSTGRES_URL`` set to it, then stops the server (CI runs the lessons' evidence this way). That server runs
+with ``fsync``, ``synchronous_commit`` and ``full_page_writes`` off, for speed, and says so in one line
+(:data:`NO_FSYNC_NOTE`): it is for tests only. :class:`TemporaryPostgres` keeps PostgreSQL's durable defaults
+unless given ``fsync=False``.
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ NO_SERVER_REASON = (
     "install the postgresql package (.ci/run does) or set LAB_POSTGRES_URL"
 )
 _SERVICE_USER = "labpg"
+NO_FSYNC_NOTE = "note: fsync, synchronous_commit and full_page_writes are off: for tests only"
+"""What ``python -m lab.sessions.stores.pgserver`` says about the server it starts: fast, and not durable (a crash
+of the server may lose its last commits; a crash of the machine may corrupt it)."""
 
 
 def find_binaries() -> Path | None:
@@ -225,6 +231,7 @@ def main(argv: list[str]) -> int:
             file=sys.stderr,
             flush=True,
         )
+        print(NO_FSYNC_NOTE, file=sys.stderr, flush=True)
         return subprocess.run(command, check=False, env={**os.environ, POSTGRES_URL_VARIABLE: url}).returncode
 
 
