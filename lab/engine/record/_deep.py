@@ -44,6 +44,31 @@ DEEP_LEAF = _DeepLeaves()
 DEEP_LEAF_OF = DEEP_LEAF.__getitem__
 
 
+class _Inert(dict[type, bool]):
+    """Type -> whether a call handed a value of it can touch nothing through it: a leaf (:data:`DEEP_LEAF`) that
+    is not a callable carrying state (:data:`CARRIERS`: a bound method's receiver, what a partial holds)."""
+
+    def __missing__(self, kind: type) -> bool:
+        inert = DEEP_LEAF[kind] and kind not in CARRIERS
+        self[kind] = inert
+        return inert
+
+
+class _InertRead(dict[type, bool]):
+    """Type -> whether a built-in that only reads its arguments touches nothing through a value of it: an inert
+    value, or a class or module (read by name where it is used, never as data)."""
+
+    def __missing__(self, kind: type) -> bool:
+        inert = INERT[kind] or issubclass(kind, type | types.ModuleType)
+        self[kind] = inert
+        return inert
+
+
+INERT = _Inert()
+INERT_OF = INERT.__getitem__
+INERT_READ_OF = _InertRead().__getitem__
+
+
 _DEEP_LIMIT = 20_000
 """At most this many values looked at by one deep read (as many as a walk of the modules finds): past it, or past
 :data:`_DEEP_DEPTH`, the read counts as touching everything (:data:`EVERYTHING`), never as touching less."""
@@ -64,6 +89,9 @@ class _Deep:
     #             fields' values (a dataclass's generated ``__eq__`` and ``__repr__`` read every field)
     OPAQUE = 3  # a mutable object whose C-level comparison reads only itself (bytearray, array): read whole
     OWN_CODE = 4  # compared by identity and formatted by default, or by methods under test that record themselves
+
+
+_HOLDER, _OWN_CODE, _OPAQUE, _FIELDS = _Deep.HOLDER, _Deep.OWN_CODE, _Deep.OPAQUE, _Deep.FIELDS
 
 
 _DEEP_METHODS = (
@@ -111,58 +139,65 @@ def deep_entries(run: Recording, values: tuple[Any, ...]) -> list[Entry]:
     """What reading ``values`` deeply reads: each mutable container met (read whole), each object whose comparison
     or formatting the lab cannot see into (read whole, and its fields' values), going through tuples; classes,
     the lab's own objects and objects compared by identity or by code under test (which records itself) stop the
-    walk. Breadth first, without running any of the program's code; past the limits, everything."""
+    walk. Breadth first, without running any of the program's code; past the limits, everything.
+
+    A part that is a leaf (a string, a number) is passed over where it is met, before its path is written: most
+    of what a deep read meets is such values (the strings of a JSON document)."""
     found: list[Entry] = []
     seen: set[int] = set()
-    things, label, derived = run._things, run.label, run._derived
+    things, label, derived, kinds, leaf = run._things, run.label, run._derived, run._kinds, DEEP_LEAF_OF
     queue: deque[tuple[Any, str, int]] = deque((value, "", 0) for value in values)
     looked = 0
     while queue:
         value, hint, depth = queue.popleft()
-        if id(value) in seen:
+        key = id(value)
+        if key in seen:
             continue
-        seen.add(id(value))
-        if derived and id(value) in derived:  # a dict view, an iterator: what reading it reads of its sources
-            found.extend(derived[id(value)].entries)
-        sort = _deep_sort(run, type(value))
+        seen.add(key)
+        if derived and key in derived:  # a dict view, an iterator: what reading it reads of its sources
+            found.extend(derived[key].entries)
+        kind = type(value)
+        sort = kinds.get((_Deep, kind))  # _deep_sort, inline
+        if sort is None:
+            sort = kinds[(_Deep, kind)] = _classify_deep(run, kind)
         path = hint
-        if sort != _Deep.HOLDER:
-            if sort == _Deep.OWN_CODE and depth:
+        if sort != _HOLDER:
+            if sort == _OWN_CODE and depth:
                 continue  # met inside a container: its comparison reads nothing the lab does not see
-            thing = things.get(id(value))
+            thing = things.get(key)
             if thing is None:
                 thing = "obj:" + label(value, hint)
             found.append((thing, ANY_KEY, "r"))
-            if sort >= _Deep.OPAQUE:
+            if sort >= _OPAQUE:
                 continue
             path = thing[4:]
         parts: list[tuple[object, str]]
-        if sort == _Deep.FIELDS:
-            parts = [(part, f"{path}.{name}") for name, part in _fields(value)]
+        if sort == _FIELDS:
+            fields = _fields(value)
+            looked += len(fields)
+            parts = [(part, f"{path}.{name}") for name, part in fields if not leaf(type(part))]
         elif isinstance(value, dict):
             pairs = list(dict.items(value))  # dict's own view: no overridden items() runs
             looked += 2 * len(pairs)
-            leaves = looked <= _DEEP_LIMIT and all(map(DEEP_LEAF_OF, map(type, dict.keys(value))))
-            if leaves and all(map(DEEP_LEAF_OF, map(type, dict.values(value)))):
+            leaves = looked <= _DEEP_LIMIT and all(map(leaf, map(type, dict.keys(value))))
+            if leaves and all(map(leaf, map(type, dict.values(value)))):
                 continue  # strings and numbers only, told without a Python call per item
-            parts = [(key, f"{path}[*]") for key, _ in pairs]
-            parts += [(item, f"{path}[{key_text(key)}]") for key, item in pairs]
+            parts = [(key, f"{path}[*]") for key, _ in pairs if not leaf(type(key))]
+            parts += [(item, f"{path}[{key_text(key)}]") for key, item in pairs if not leaf(type(item))]
         else:
             items = _items(value)
             looked += len(items)
-            if looked <= _DEEP_LIMIT and all(map(DEEP_LEAF_OF, map(type, items))):
+            if looked <= _DEEP_LIMIT and all(map(leaf, map(type, items))):
                 continue
-            parts = [(item, f"{path}[*]") for item in items]
-        looked += len(parts) if sort == _Deep.FIELDS else 0
+            parts = [(item, f"{path}[*]") for item in items if not leaf(type(item))]
         if looked > _DEEP_LIMIT:
             found.append(_EVERYTHING_ENTRY)
             return found
-        for part, part_path in parts:
-            if not DEEP_LEAF[type(part)]:
-                if depth >= _DEEP_DEPTH:
-                    found.append(_EVERYTHING_ENTRY)
-                    return found
-                queue.append((part, part_path, depth + 1))
+        if parts:
+            if depth >= _DEEP_DEPTH:
+                found.append(_EVERYTHING_ENTRY)
+                return found
+            queue.extend([(part, part_path, depth + 1) for part, part_path in parts])
     return found
 
 

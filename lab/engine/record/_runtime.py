@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import lab.engine.record._active as _active
 from lab.engine.core._footprint import ANY_KEY
 from lab.engine.record._calls import PARTIAL, WRAPPERS, Kind, classify
-from lab.engine.record._deep import DEEP_LEAF, DEEP_LEAF_OF, read_deeply
+from lab.engine.record._deep import DEEP_LEAF, DEEP_LEAF_OF, INERT, INERT_OF, INERT_READ_OF, read_deeply
 from lab.engine.record._lazy import Iteration, use_derived
 from lab.engine.record._lookups import (
     ALWAYS_PART,
@@ -71,6 +71,9 @@ _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
+_TRANSPARENT, _READS, _OPAQUE = Kind.TRANSPARENT, Kind.READS, Kind.OPAQUE
+
+
 class ModuleRuntime(NameRuntime):
     """The functions one instrumented module calls, bound to its file so each access knows where it happened."""
 
@@ -81,31 +84,31 @@ class ModuleRuntime(NameRuntime):
         that defines it (a store to any of them would change what the read finds)."""
         run = _active.recording
         if run is not None and not IMMUTABLE_TYPE[type(obj)] and getattr(run.local, "actor", None) is not None:
-            where = (self._file, line)
             found = owners.get((type(obj), name))
             owner, part, path = found if found is not None else attribute_owner(obj, name)
+            if part is METHOD_PART and owner is not obj:
+                # A method looked up: code, not state. (Re-binding a method while another actor calls it is
+                # not modelled; the call itself records what the method touches.)
+                return getattr(obj, name)
+            where = (self._file, line)
             if part and owner is not obj:
-                if part == METHOD_PART:
-                    # A method looked up: code, not state. (Re-binding a method while another actor calls it is
-                    # not modelled; the call itself records what the method touches.)
-                    return getattr(obj, name)
-                if part == ALWAYS_PART:
+                if part is ALWAYS_PART:
                     descriptor = owner.__dict__[name]
                     opaque = isinstance(descriptor, property) and opaque_getter(descriptor, run)
                     return read_through(run, obj, name, path, where, opaque=obj if opaque else None)
-                if part == UNLESS_SHADOWED_PART:
+                if part is UNLESS_SHADOWED_PART:
                     if name not in instance_dict(obj):
                         return read_through(run, obj, name, path, where)
-                elif part == CLASS_PART:
+                elif part is CLASS_PART:
                     if type(obj) in ENUM_CLASSES and name in obj._member_map_:
                         return getattr(obj, name)  # an enum's member: the enum refuses to rebind or delete it
                     known = class_lookups.get((obj, name))
                     path = known if known is not None else class_lookup(obj, name)
                     if path:
                         return read_through(run, obj, name, path, where)
-                elif part == SUPER_PART:
+                elif part is SUPER_PART:
                     return read_super(run, obj, name, where)
-                elif part == CACHED_PART and name not in instance_dict(obj):
+                elif part is CACHED_PART and name not in instance_dict(obj):
                     # cached_property.__get__ (functools' code, not rewritten) runs the getter, then stores what it
                     # returned in the instance's dict: a getter under test records that store itself, when it
                     # returns (see InstrumentedModule.install); any other one takes no scheduling point the lab
@@ -276,7 +279,18 @@ class ModuleRuntime(NameRuntime):
             kind = run._kinds.get(callee)
         if kind is None:
             kind = classify(run, f)
-        if kind == Kind.TRANSPARENT:
+        if kind == _TRANSPARENT:
+            return f(*args, **kwargs)
+        if kind == _READS:
+            inert = INERT_READ_OF
+        elif kind != _OPAQUE and INERT[type(getattr(f, "__self__", None))]:
+            inert = INERT_OF
+        else:
+            return recorded_call(self, run, line, kind, f, args, kwargs)
+        if all(map(inert, map(type, args))) and (not kwargs or all(map(inert, map(type, kwargs.values())))):
+            # a built-in that reads (handed only numbers, strings, enum members and classes), or a built-in's
+            # method (those, but classes, and its receiver too): it touches nothing the lab records
+            # (``isinstance(text, str)``, ``text.encode()``); what recorded_call finds out value by value, said here
             return f(*args, **kwargs)
         return recorded_call(self, run, line, kind, f, args, kwargs)
 
