@@ -1,4 +1,4 @@
-"""What recording costs: one run of a scenario recorded (the explorer's every execution) against the same run unrecorded.
+"""What recording costs: a run of a scenario recorded (as an exploration runs each execution) against it unrecorded.
 
     python bench/bench_recording.py [--runs N] [--rounds R] [SCENARIO ...]
 

@@ -47,9 +47,7 @@ class ClassPart(enum.IntEnum):
 
 
 METHOD_PART, ALWAYS_PART, UNLESS_SHADOWED_PART = ClassPart.METHOD, ClassPart.ALWAYS, ClassPart.UNLESS_SHADOWED
-
-
-CLASS_PART, SUPER_PART, CACHED_PART = ClassPart.CLASS, ClassPart.SUPER, ClassPart.CACHED
+SLOT_PART, CLASS_PART, SUPER_PART, CACHED_PART = ClassPart.SLOT, ClassPart.CLASS, ClassPart.SUPER, ClassPart.CACHED
 """The members ``ga`` compares with, looked up once (not through the enum class on every read)."""
 
 

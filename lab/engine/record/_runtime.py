@@ -20,7 +20,6 @@ from __future__ import annotations
 import builtins
 import operator
 import types
-from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +34,7 @@ from lab.engine.record._lookups import (
     CLASS_PART,
     ENUM_CLASSES,
     METHOD_PART,
+    SLOT_PART,
     SUPER_PART,
     UNLESS_SHADOWED_PART,
     attribute_owner,
@@ -48,10 +48,10 @@ from lab.engine.record._lookups import (
 )
 from lab.engine.record._runtime_calls import recorded_call
 from lab.engine.record._runtime_names import NameRuntime
-from lab.engine.record._values import IMMUTABLE_TYPE, instance_dict, key_text
+from lab.engine.record._values import IMMUTABLE_TYPE, instance_dict, key_of
 
 if TYPE_CHECKING:
-    from lab.engine.record._recording import Recording
+    pass
 
 
 _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
@@ -83,15 +83,17 @@ class ModuleRuntime(NameRuntime):
         """``obj.name``: reads the attribute of this object, and of each class the lookup searches up to the one
         that defines it (a store to any of them would change what the read finds)."""
         run = _active.recording
-        if run is not None and not IMMUTABLE_TYPE[type(obj)] and getattr(run.local, "actor", None) is not None:
-            found = owners.get((type(obj), name))
+        kind = type(obj)
+        if run is not None and not IMMUTABLE_TYPE[kind] and getattr(run.local, "actor", None) is not None:
+            found = owners.get((kind, name))
             owner, part, path = found if found is not None else attribute_owner(obj, name)
             if part is METHOD_PART and owner is not obj:
                 # A method looked up: code, not state. (Re-binding a method while another actor calls it is
                 # not modelled; the call itself records what the method touches.)
                 return getattr(obj, name)
             where = (self._file, line)
-            if part and owner is not obj:
+            # a slot's value is the instance's state (recorded below); what the class holds is its descriptor
+            if part and part is not SLOT_PART and owner is not obj:
                 if part is ALWAYS_PART:
                     descriptor = owner.__dict__[name]
                     opaque = isinstance(descriptor, property) and opaque_getter(descriptor, run)
@@ -116,7 +118,6 @@ class ModuleRuntime(NameRuntime):
                     getter = owner.__dict__[name].func
                     stores = None if getattr(getter, "records_its_store", False) else obj
                     return read_through(run, obj, name, path, where, stores=stores)
-                # a slot's value is the instance's state (recorded below); what the class holds is its descriptor
             # Recording.access inline, for the commonest access of all (see StepLog on why no call)
             thing = run._things.get(id(obj))
             steps = run._steps
@@ -168,7 +169,7 @@ class ModuleRuntime(NameRuntime):
         one, may insert it: a write), all of anything else."""
         run = _active.recording
         if run is not None and not IMMUTABLE_TYPE[type(obj)] and getattr(run.local, "actor", None) is not None:
-            part = _key_of(obj, key, run)
+            part = key_of(obj, key, run)
             kind = type(obj)
             mode = "r" if kind is dict or kind is list or getattr(kind, "__missing__", None) is None else "w"
             run.access(obj, part, mode, (self._file, line))
@@ -182,7 +183,7 @@ class ModuleRuntime(NameRuntime):
         """Before ``obj[key] = ...`` or ``del obj[key]``: writes that key. Returns ``key``."""
         run = self._recording()
         if run is not None and not IMMUTABLE_TYPE[type(obj)]:
-            run.access(obj, _key_of(obj, key, run), "w", (self._file, line))
+            run.access(obj, key_of(obj, key, run), "w", (self._file, line))
         return key
 
     def rv(self, value: Any, line: int) -> Any:
@@ -293,14 +294,3 @@ class ModuleRuntime(NameRuntime):
             # (``isinstance(text, str)``, ``text.encode()``); what recorded_call finds out value by value, said here
             return f(*args, **kwargs)
         return recorded_call(self, run, line, kind, f, args, kwargs)
-
-
-def _key_of(container: object, key: object, run: Recording) -> str:
-    """The part of ``container`` that ``container[key]`` touches: one key of a dict, all of anything else; for an
-    object's ``__dict__``, the attribute of that name."""
-    if id(container) in run._instance_dicts:
-        return key if type(key) is str else ANY_KEY
-    if type(container) is dict or type(container) is defaultdict:
-        text = key_text(key)
-        return text if text == ANY_KEY else f"[{text}]"
-    return ANY_KEY

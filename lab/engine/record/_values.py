@@ -1,18 +1,23 @@
 """What the recording can tell of a value without running any of the program's code.
 
 Every part of the recording asks the same few questions of the values it meets -- can this value change at all, what
-are an object's own attributes and slots, how does a key read as part of a label -- and each answer must come without
-calling into the program (a property, an overridden ``__getattribute__`` would run code under test at a moment no
-schedule chose). The answers live here once, cached per type where the hot path asks them for every access.
+are an object's own attributes and slots, how does a key read as part of a label, which part of a container does a
+subscript name -- and each answer must come without calling into the program (a property, an overridden
+``__getattribute__`` would run code under test at a moment no schedule chose). The answers live here once, cached
+per type where the hot path asks them for every access.
 """
 
 from __future__ import annotations
 
 import enum
 import types
-from typing import Any
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
 
 from lab.engine.core._footprint import ANY_KEY
+
+if TYPE_CHECKING:
+    from lab.engine.record._recording import Recording
 
 ENGINE = __name__.rpartition(".record.")[0]
 """The engine's own package (``lab.engine``), the one package the engine knows: its objects are machinery, never the
@@ -105,4 +110,15 @@ def key_text(key: object) -> str:
         return repr(int(number)) if number.is_integer() else repr(number)
     if kind is tuple and all(type(part) in (str, int) for part in key):  # type: ignore[attr-defined]
         return repr(key)
+    return ANY_KEY
+
+
+def key_of(container: object, key: object, run: Recording) -> str:
+    """The part of ``container`` that ``container[key]`` touches: one key of a dict, all of anything else; for an
+    object's ``__dict__``, the attribute of that name."""
+    if id(container) in run._instance_dicts:
+        return key if type(key) is str else ANY_KEY
+    if type(container) is dict or type(container) is defaultdict:
+        text = key_text(key)
+        return text if text == ANY_KEY else f"[{text}]"
     return ANY_KEY

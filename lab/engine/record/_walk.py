@@ -52,7 +52,9 @@ class Walk:
         """The objects found, each with the path that reached it first."""
         found: list[tuple[object, str]] = []
         seen: set[int] = set()
-        before, known, sorts = self._before, self._known, self._sorts
+        before, known, sorts, owners = self._before, self._known, self._sorts, self._owners
+        parts = self.parts if self._snapshot else None
+        expanded = self.expanded
         queue: deque[tuple[str, object, int]] = deque((path, obj, 0) for path, obj in roots)
         while queue and len(found) < 20_000:
             path, obj, depth = queue.popleft()
@@ -65,32 +67,32 @@ class Walk:
             seen.add(key)
             kind = type(obj)
             sort = sorts[kind]
-            if sort is _Sort.PASS:
+            if sort is _DATA:
+                found.append((obj, path))
+                if depth < 6:
+                    if parts is not None:  # only what the walk reads: an object it goes through
+                        parts.append((obj, parts_of(obj)))
+                    queue.extend(_children(path, obj, depth + 1))
+                continue
+            if sort is _PASS:
                 continue
             children: list[tuple[str, object]]
-            if sort is _Sort.WRAPPER:
+            if sort is _WRAPPER:
                 children = [(path, obj.__func__)]  # type: ignore[attr-defined]
-            elif sort is _Sort.CLASS:
-                if obj.__module__ not in self._owners or issubclass(obj, enum.Enum):  # type: ignore[arg-type]
+            elif sort is _CLASS:
+                if obj.__module__ not in owners or issubclass(obj, enum.Enum):  # type: ignore[arg-type]
                     continue  # another module's class, or an enum (its members cannot change)
                 children = [
                     (f"{path}.{name}", value) for name, value in list(vars(obj).items()) if not name.startswith("__")
                 ]  # class-level data of a module under test
-            elif sort is _Sort.CODE:
-                if kind is types.FunctionType and getattr(obj, "__module__", None) not in self._owners and depth == 0:
+            else:  # code
+                if kind is types.FunctionType and getattr(obj, "__module__", None) not in owners and depth == 0:
                     continue  # a function a module under test imported: not its state
                 children = _held_by_code(path, obj)  # what a function or bound method holds, not itself
-            else:
-                found.append((obj, path))
-                if depth < 6:
-                    if self._snapshot:  # only what the walk reads: an object it goes through
-                        self.parts.append((obj, parts_of(obj)))
-                    queue.extend(_children(path, obj, depth + 1))
-                continue
-            if self._snapshot:
-                self.parts.append((obj, parts_of(obj)))
-            self.expanded[id(obj)] = (depth, obj)
-            queue.extend((child_path, child, depth + 1) for child_path, child in children)
+            if parts is not None:
+                parts.append((obj, parts_of(obj)))
+            expanded[key] = (depth, obj)
+            queue.extend([(child_path, child, depth + 1) for child_path, child in children])
         self.complete = not queue
         return found
 
@@ -132,6 +134,7 @@ class _WalkSorts(dict[type, _Sort]):
         return sort
 
 
+_PASS, _WRAPPER, _CLASS, _DATA = _Sort.PASS, _Sort.WRAPPER, _Sort.CLASS, _Sort.DATA
 _WALK_SORTS: dict[tuple[str, ...], _WalkSorts] = {}
 
 
