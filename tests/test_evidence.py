@@ -361,7 +361,7 @@ class TestRepeatability:
         now = datetime.now(UTC)
         folder = create_evidence_folder(tmp_path / "ev")
         written = write_evidence(
-            folder, results, broken, root=root, command=["run.py", "--out", "ev"], started=now, ended=now
+            folder, results, broken, root=root, command=["run.py", "--out", str(folder)], started=now, ended=now
         )
         assert written.ok, written.problems
         record = json.loads((folder / "run.json").read_text())

@@ -493,7 +493,15 @@ class TestWithoutExploration:
         """No explore/, no summary in run.json, the same audit note as before exploration existed."""
         now = datetime.now(UTC)
         folder = create_evidence_folder(tmp_path / "plain")
-        command = ["run.py", "--scenario", "race_two_requests", "--scenario", "out_of_order_commit", "--out", "x"]
+        command = [
+            "run.py",
+            "--scenario",
+            "race_two_requests",
+            "--scenario",
+            "out_of_order_commit",
+            "--out",
+            str(folder),
+        ]
         written = write_evidence(folder, explored.results, [], root=FROZEN, command=command, started=now, ended=now)
         assert written.ok, written.problems
         assert not (folder / "explore").exists()

@@ -125,7 +125,7 @@ class TestHostileArchive:
         before = _snapshot(hostile)
         code, report = _report(str(hostile), capsys=capsys)
         assert code == 1 and report["rerun"]["status"] == "SKIPPED" and report["rerun"]["code"] == ""
-        assert [p["file"] for p in report["problems"]] == ["sources/"]
+        assert [p["file"] for p in report["problems"]] == ["sources/"], report["problems"]
         assert "ran:" not in json.dumps(report)
         self._untouched(hostile, before, tmp_path)
 

@@ -54,6 +54,7 @@ from lab.evidence.records.records import (
     result_fields,
     result_record,
     run_record,
+    run_status,
     same_json,
     sha256,
     started_record,
@@ -85,6 +86,7 @@ from lab.evidence.records.sources import NORMALIZATION, combined_digest, is_chec
 from lab.evidence.records.text import cell_name, first_difference, refuse_constant, shown
 
 __all__ = [
+    "run_status",
     "MATRIX_GRANULARITIES",
     "SCENARIOS",
     "ExpectedContents",

@@ -156,8 +156,8 @@ def run_record(
     summary_fails`).
     """
     verdicts = {str(verdict): sum(r.verdict is verdict for r in results) for verdict in Verdict}
-    passed = not broken and all(result.verdict in (Verdict.PASS, Verdict.SKIPPED) for result in results)
-    passed = passed and not (exploration is not None and summary_fails(exploration))
+    explore_fails = exploration is not None and summary_fails(exploration)
+    status = run_status([str(r.verdict) for r in results], broken=bool(broken), explore_fails=explore_fails)
     record: dict[str, Json] = {
         "format": FORMAT,
         "lab_version": version,
@@ -174,12 +174,20 @@ def run_record(
         "broken": [{"name": b.name, "file": b.path.name, "problem": b.problem} for b in broken],
         "transport_calls": sum(result.transport_calls for result in results),
         "network_requests": 0,
-        "status": Verdict.PASS if passed else Verdict.FAIL,  # the run's status uses two of the verdict words
+        "status": status,
         "git": dict(git) if git is not None else None,
     }
     if exploration is not None:
         record["exploration"] = dict(exploration)
     return record
+
+
+def run_status(verdicts: Sequence[str], *, broken: bool, explore_fails: bool) -> Verdict:
+    """The run's status, the one rule the writer records and the auditor asks again: PASS when no scenario file is
+    broken, every verdict is PASS or SKIPPED (a skipped scenario ran nothing) and exploration does not fail the run;
+    else FAIL (the run's status uses two of the verdict words)."""
+    passing = all(verdict in (Verdict.PASS, Verdict.SKIPPED) for verdict in verdicts)
+    return Verdict.PASS if passing and not broken and not explore_fails else Verdict.FAIL
 
 
 def _utc(moment: datetime) -> str:

@@ -53,6 +53,8 @@ from lab.evidence.reexecute.reexplore import (
 )
 
 PROTOCOL = 1
+NOTHING_TO_RERUN = "no scenario to re-execute"
+"""The note of a re-execution of a folder without scenarios or explorations."""
 BASE_TIMEOUT_SECONDS = 60.0
 CHECKOUT = "the auditing checkout"
 ARCHIVE = "the archived sources"
@@ -107,7 +109,7 @@ def rerun(
     those in ``describe``; ``None`` when the code does not say). The child only reports what it ran: every
     comparison, every digest included, is made here, by the auditor."""
     if not expected and not explorations and kill_matrix is None:
-        return Rerun(RerunStatus.SKIPPED, "no scenario to re-execute"), [], None
+        return Rerun(RerunStatus.SKIPPED, NOTHING_TO_RERUN), [], None
     limit = default_timeout(expected, explorations, kill_matrix) if timeout is None else timeout
     request: dict[str, Any] = {
         "protocol": PROTOCOL,
@@ -119,7 +121,7 @@ def rerun(
         request["kill_matrix"] = kill_matrix_request(kill_matrix)
     if describe:
         request["describe"] = list(describe)
-    what = _what(expected, explorations, kill_matrix)
+    what = _what(len(expected), len(explorations), kill_matrix is not None)
     begun = time.perf_counter()
     done = run_child(code, json.dumps(request).encode("utf-8"), limit, python)
     seconds = time.perf_counter() - begun
@@ -156,18 +158,24 @@ def rerun(
             problems.extend(compare_exploration(exploration, fresh[index] if index < len(fresh) else None))
         if kill_matrix is not None:
             problems.extend(compare_kill_matrix(kill_matrix, report.get("kill_matrix")))
-    where = _WHERE[code.label]
     if problems:
-        note = f"{len(problems)} differences in {what} re-executed {where}"
+        note = f"{len(problems)} differences in {what} re-executed {_WHERE[code.label]}"
         return summary(RerunStatus.DIFFERED, note), problems, facts
-    note = f"{what} re-executed {where}: " + "; ".join(
+    note = matched_note(len(expected), len(explorations), kill_matrix is not None, code.label)
+    return summary(RerunStatus.MATCHED, note), [], facts
+
+
+def matched_note(scenarios: int, explorations: int, kill_matrix: bool, label: str) -> str:
+    """The note of a re-execution that reproduced everything: the one sentence the self-audit records and an audit
+    derives again (:mod:`lab.evidence.verify.self_audit`)."""
+    what = _what(scenarios, explorations, kill_matrix)
+    return f"{what} re-executed {_WHERE[label]}: " + "; ".join(
         [
-            *(["byte-identical traces, same outcomes and verdicts"] if expected else []),
+            *(["byte-identical traces, same outcomes and verdicts"] if scenarios else []),
             *(["the same verdicts, counts, rows and counterexamples"] if explorations else []),
-            *(["the same kill-matrix cells"] if kill_matrix is not None else []),
+            *(["the same kill-matrix cells"] if kill_matrix else []),
         ]
     )
-    return summary(RerunStatus.MATCHED, note), [], facts
 
 
 def _facts(reported: object) -> dict[str, ScenarioFacts] | None:
@@ -186,12 +194,10 @@ def _facts(reported: object) -> dict[str, ScenarioFacts] | None:
     return facts
 
 
-def _what(
-    expected: Sequence[Expected], explorations: Sequence[ExpectedExploration], kill_matrix: Mapping[str, Any] | None
-) -> str:
-    parts = [f"{len(expected)} scenarios"] if expected or not (explorations or kill_matrix is not None) else []
-    parts += [f"{len(explorations)} explorations"] if explorations else []
-    parts += ["the kill matrix"] if kill_matrix is not None else []
+def _what(scenarios: int, explorations: int, kill_matrix: bool) -> str:
+    parts = [f"{scenarios} scenarios"] if scenarios or not (explorations or kill_matrix) else []
+    parts += [f"{explorations} explorations"] if explorations else []
+    parts += ["the kill matrix"] if kill_matrix else []
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 

@@ -50,6 +50,7 @@ from lab.evidence.verify.consistency import Evidence, ScenarioEvidence, check_co
 from lab.evidence.verify.integrity import SUMS_CAP, check_entries, check_integrity
 from lab.evidence.verify.completeness import check_command, check_contents, scenario_files
 from lab.evidence.verify.rederive import check_facts, check_report, renderer_files
+from lab.evidence.verify.self_audit import NO_RERUN, check_self_audit
 
 AUDITING_CHECKOUT = Path(lab.__file__).resolve().parent.parent
 """The tree holding the ``lab`` package that is auditing: the default checkout to compare with and to run."""
@@ -132,6 +133,17 @@ def audit(
         checkout=checkout,
         execute_archive=execute_archive,
         progress=progress,
+    )
+    check_self_audit(
+        evidence.audit,
+        run=evidence.run,
+        request=request,
+        listing=whole,
+        scenarios=len(evidence.scenarios),
+        explorations=len(evidence.exploration.records) + len(evidence.exploration.unusable),
+        kill_matrix=evidence.exploration.kill_matrix is not None,
+        same_machinery=drift is not None and not drift.machinery,
+        problems=problems,
     )
     results = {scenario.name: scenario.result for scenario in evidence.scenarios}
     check_contents(evidence.run, request, evidence.exploration, results, files, facts, problems, scenario_texts)
@@ -339,7 +351,7 @@ def _reexecute(
 ) -> Rerun:
     explored = evidence.exploration
     if not enabled:
-        note = "re-execution skipped (--no-rerun)"
+        note = NO_RERUN
         if explored.present:
             note += ": neither the scenarios nor the explorations were run again"
         return Rerun(RerunStatus.SKIPPED, note)

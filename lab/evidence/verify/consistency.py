@@ -33,7 +33,7 @@ from lab.evidence.records.layout import (
 )
 from lab.evidence.records.loading import LINES_CAP, load_record
 from lab.evidence.records.loading import read_file as _read
-from lab.evidence.records.records import FORMAT, same_json, sha256
+from lab.evidence.records.records import FORMAT, run_status, same_json, sha256
 from lab.evidence.records.safefs import FolderReader, printable
 from lab.evidence.records.schema import (
     AUDIT_FIELDS,
@@ -74,6 +74,8 @@ class Evidence:
     """``report.md``, when it could be read as UTF-8 (:mod:`lab.evidence.verify.rederive` renders it again)."""
     report_html: bytes | None = None
     """``report.html``, likewise; ``None`` also for an older folder written without one."""
+    audit: Mapping[str, Any] | None = None
+    """``audit.json``, when it parsed (:mod:`lab.evidence.verify.self_audit` derives each of its fields again)."""
 
 
 def check_consistency(
@@ -96,11 +98,10 @@ def check_consistency(
         _check_run(run, scenarios, listing, problems, explore_fails=explored.fails)
     if STARTED in listing:
         _check_started(reader, listing, problems)
-    if not self_audit:
-        _check_audit(reader, listing, problems)
+    recorded_audit = None if self_audit else _check_audit(reader, listing, problems)
     report = _read(reader, REPORT_MD, LINES_CAP, problems, text=True) if REPORT_MD in listing else None
     page = _read(reader, REPORT_HTML, LINES_CAP, problems, text=True) if REPORT_HTML in listing else None
-    return Evidence(run, scenarios, explored, report, page)
+    return Evidence(run, scenarios, explored, report, page, recorded_audit)
 
 
 def _check_layout(listing: Mapping[str, str], problems: list[Problem], *, self_audit: bool) -> None:
@@ -243,9 +244,7 @@ def _check_run(
         problems.append(Problem(RUN, f"transport_calls is {run['transport_calls']}, but the results add up to {calls}"))
     if explore_fails is None and run.get("exploration") is not None:
         return  # the exploration summary is unusable (reported): the status cannot be recomputed
-    passing = counted[Verdict.PASS] + counted.get(Verdict.SKIPPED, 0) == len(verdicts)  # a skipped one ran nothing
-    passed = not run["broken"] and passing and not explore_fails
-    status = Verdict.PASS if passed else Verdict.FAIL  # the run's status uses the verdict words PASS and FAIL
+    status = run_status(verdicts, broken=bool(run["broken"]), explore_fails=bool(explore_fails))  # the writer's rule
     if run["status"] != status:
         what = "results, broken files and exploration" if explore_fails is not None else "results and broken files"
         problems.append(Problem(RUN, f"status is {run['status']}, but the {what} make it {status}"))
@@ -298,9 +297,11 @@ def _check_started(reader: FolderReader, listing: Mapping[str, str], problems: l
         )
 
 
-def _check_audit(reader: FolderReader, listing: Mapping[str, str], problems: list[Problem]) -> None:
+def _check_audit(
+    reader: FolderReader, listing: Mapping[str, str], problems: list[Problem]
+) -> Mapping[str, Any] | None:
     if AUDIT not in listing:
-        return  # the layout check reports it missing
+        return None  # the layout check reports it missing
     record = load_record(reader, listing, AUDIT, AUDIT_FIELDS, problems, AUDIT_OPTIONAL)
     if record is not None and not record["ok"]:
         found = record["problems"]
@@ -311,3 +312,4 @@ def _check_audit(reader: FolderReader, listing: Mapping[str, str], problems: lis
                 f"the self-audit made when this folder was written found {len(found)} problems{printable(first)}",
             )
         )
+    return record
