@@ -266,17 +266,4 @@ class _Quit(Exception):
 
 def work(conn: Connection, explorer: Explorer, number: int) -> None:
     """The target of a forked worker process."""
-    import os
-
-    if os.environ.get("C2_PROFILE"):
-        import cProfile
-
-        prof = cProfile.Profile()
-        prof.enable()
-        try:
-            Worker(conn, explorer, number).live()
-        finally:
-            prof.disable()
-            prof.dump_stats(f"/tmp/c2_worker{number}.prof")
-        return
     Worker(conn, explorer, number).live()
