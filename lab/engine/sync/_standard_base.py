@@ -72,6 +72,9 @@ class _Run:
         self.epoch_monotonic = _REAL_MONOTONIC()
         self.epoch_time = _REAL_TIME()
         self.timed: dict[str, _Timed] = {}
+        self.read_at: dict[str, tuple[float, int]] = {}  # per actor: the clock it read last, and repeats of it
+        self.early: dict[str, tuple[int, int]] = {}  # per actor: the decision after its last sleep, wakes in a row
+        self.asleep: dict[str, float] = {}  # actors at a sleep's scheduling point, and the time each wakes at
         self._made: dict[tuple[str, str], int] = {}
 
     def name(self, label: str) -> str:
@@ -87,8 +90,8 @@ class _Run:
     def others_can_go(self, me: str) -> bool:
         """True when some other live actor could run, not counting any timeout firing."""
         for actor in self.scheduler._actors:
-            if actor.name == me or actor.state == "done":
-                continue
+            if actor.name == me or actor.state == "done" or actor.name in self.asleep:
+                continue  # a sleeper can go on, but a timeout may fire while it sleeps (earliest() decides)
             waiting = actor.waiting
             if actor.state != "blocked":
                 gate = actor.gate  # an acquisition of a held lock is not a step it can take
@@ -105,10 +108,16 @@ class _Run:
         """How many decisions the scheduler has taken so far in this run."""
         return len(self.scheduler._decisions)
 
+    def others_stepped(self, me: str, since: int) -> bool:
+        """True when an actor other than ``me`` was chosen at a decision from index ``since`` on."""
+        decisions = self.scheduler._decisions
+        return any(decisions[i].chosen != me for i in range(since, len(decisions)))
+
     def earliest(self, timed: _Timed) -> bool:
         """True when no other pending timed wait has an earlier deadline."""
         others = [other for other in self.timed.values() if other is not timed and not other.condition()]
-        return all(timed.deadline <= other.deadline for other in others)
+        sleepers = [wake for who, wake in self.asleep.items() if who != timed._actor]
+        return all(timed.deadline <= other.deadline for other in others) and all(timed.deadline <= w for w in sleepers)
 
 
 _ACTIVE: _Run | None = None
