@@ -3,7 +3,8 @@ standard library's stand-ins alike, plus probe points and virtual time.
 
 One module per primitive, each holding its model and its faces:
 
-- ``_lock`` (the lab's ``LabLock``, the ``threading.Lock`` stand-in), ``_rlock``, ``_condition``;
+- ``_lock`` (the lock model and the lab's ``LabLock``), ``_lock_stand_in`` (``threading.Lock``), ``_rlock``,
+  ``_condition``;
 - ``_event`` (the lab's one-shot event, the ``threading.Event`` stand-in), ``_barrier`` (both faces as well);
 - ``_semaphore``, ``_queue`` (stand-ins only), ``_latch`` (the lab's only);
 - ``_probe``: probe points made scheduling points (a latch may hold an actor at one);

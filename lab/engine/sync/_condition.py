@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lab.engine.core._footprint import writes
-from lab.engine.sync._lock import StandInLock
+from lab.engine.sync._lock_stand_in import StandInLock
 from lab.engine.sync._rlock import RLock
 from lab.engine.sync._standard_base import (
     _REAL_ALLOCATE_LOCK,

@@ -23,7 +23,7 @@ from typing import Any
 
 from lab.engine.sync._condition import Condition
 from lab.engine.sync._event import StandardEvent
-from lab.engine.sync._lock import Lock
+from lab.engine.sync._lock_stand_in import Lock
 from lab.engine.sync._queue import LifoQueue, PriorityQueue, Queue
 from lab.engine.sync._rlock import RLock
 from lab.engine.sync._semaphore import BoundedSemaphore, Semaphore

@@ -12,7 +12,7 @@ import threading
 from typing import Any, ClassVar
 
 from lab.engine.core._scheduler import Scheduler
-from lab.engine.sync._lock import StandInLock
+from lab.engine.sync._lock_stand_in import StandInLock
 from lab.engine.sync._standard_base import _REAL_RLOCK
 
 

@@ -76,7 +76,7 @@ from lab.engine.core._scheduler import Scheduler
 from lab.engine.sync._barrier import StandardBarrier as Barrier
 from lab.engine.sync._condition import Condition
 from lab.engine.sync._event import StandardEvent as Event
-from lab.engine.sync._lock import Lock
+from lab.engine.sync._lock_stand_in import Lock
 from lab.engine.sync._made_before import rebind_made_before
 from lab.engine.sync._queue import LifoQueue, PriorityQueue, Queue, SimpleQueue
 from lab.engine.sync._rlock import RLock
