@@ -387,14 +387,12 @@ class TestConsole:
 class TestReconnect:
     @pytest.mark.slow
     @pytest.mark.timeout(120)
+    @pytest.mark.usefixtures("postgres_url")  # skipped, with the one reason, where the shared server cannot run
     def test_a_server_restart_gives_one_error_and_the_next_call_works(self) -> None:
         """A live store whose server restarts: the next call is one StoreError line saying the connection was
         lost; the call after it reconnects and works; nothing committed is lost, nothing committed twice."""
-        from lab.sessions.stores import postgres
-        from lab.sessions.stores.pgserver import NO_SERVER_REASON, TemporaryPostgres, find_binaries
+        from lab.sessions.stores.pgserver import TemporaryPostgres
 
-        if not postgres.available() or find_binaries() is None:
-            pytest.skip("psycopg 3 is not installed" if not postgres.available() else NO_SERVER_REASON)
         with TemporaryPostgres(fsync=False) as server:
             database = Database("postgresql", server.url)
             try:
@@ -476,16 +474,14 @@ class TestReconnect:
 
 @pytest.mark.slow
 @pytest.mark.timeout(120)
+@pytest.mark.usefixtures("postgres_url")  # skipped, with the one reason, where the shared server cannot run
 def test_the_throwaway_server_says_it_runs_without_fsync(capfd: pytest.CaptureFixture[str]) -> None:
     """``python -m lab.sessions.stores.pgserver -- CMD`` says in one line that its server is for tests only."""
     import sys
 
-    from lab.sessions.stores import postgres
-    from lab.sessions.stores.pgserver import NO_FSYNC_NOTE, NO_SERVER_REASON, find_binaries
+    from lab.sessions.stores.pgserver import NO_FSYNC_NOTE
     from lab.sessions.stores.pgserver import main as pgserver_main
 
-    if not postgres.available() or find_binaries() is None:
-        pytest.skip("psycopg 3 is not installed" if not postgres.available() else NO_SERVER_REASON)
     show = "import os; print(os.environ['LAB_POSTGRES_URL'])"
     assert pgserver_main(["--", sys.executable, "-c", show]) == 0
     out, err = capfd.readouterr()

@@ -91,9 +91,9 @@ class PostgresStore(OneStatementCommit):
         idle_timeout: float | None = None,
         reuse: str | None = None,
     ) -> None:
+        conninfo, settings = split_url(url)  # a malformed URL is the first thing to say, driver or not
         if psycopg is None:
             raise StoreError("the PostgreSQL store needs psycopg 3: pip install 'concurrency-lab[postgres]'")
-        conninfo, settings = split_url(url)
         self._label = name if name is not None else public_url(url)
         given: dict[str, float | None] = {
             "lock_timeout": lock_timeout,
