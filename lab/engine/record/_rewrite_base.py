@@ -171,8 +171,9 @@ class RewriterBase(ast.NodeTransformer):
             return self._rt("wc", target, value, ast.Constant(label), self._line(target))
         return value
 
-    def _target(self, node: ast.expr) -> ast.expr:
-        """Rewrite an assignment or deletion target so its object and key are recorded right before the store."""
+    def _target(self, node: ast.expr, *, deleted: bool = False) -> ast.expr:
+        """Rewrite an assignment or deletion target so its object and key are recorded right before the store
+        (``deleted``: a ``del`` target, whose subscript goes through ``rt.sd``: deleting moves a list's items)."""
         line = self._line(node)
         if isinstance(node, ast.Attribute):
             node.value = self._rt("sa", node, self.visit(node.value), ast.Constant(node.attr), line)
@@ -181,13 +182,14 @@ class RewriterBase(ast.NodeTransformer):
             holder = self._temp_name()
             obj = ast.NamedExpr(ast.Name(holder, ast.Store()), self.visit(node.value))
             node.value = ast.copy_location(obj, node)
-            node.slice = self._rt("si", node, ast.Name(holder, ast.Load()), self._key(node.slice), line)
+            store = "sd" if deleted else "si"
+            node.slice = self._rt(store, node, ast.Name(holder, ast.Load()), self._key(node.slice), line)
             return node
         if isinstance(node, ast.Tuple | ast.List):
-            node.elts = [self._target(e) for e in node.elts]
+            node.elts = [self._target(e, deleted=deleted) for e in node.elts]
             return node
         if isinstance(node, ast.Starred):
-            node.value = self._target(node.value)
+            node.value = self._target(node.value, deleted=deleted)
             return node
         return node
 

@@ -103,7 +103,7 @@ class Rewriter(ExpressionRewriter):
         if not self._inside:
             return node
         if not self._binds_shared_name(*node.targets):
-            node.targets = [self._target(t) for t in node.targets]
+            node.targets = [self._target(t, deleted=True) for t in node.targets]
             return node
         # ``del a, g`` deletes left to right: one statement per target, a shared name's recorded right before
         out: list[ast.stmt] = []
@@ -112,7 +112,7 @@ class Rewriter(ExpressionRewriter):
                 record = self._wrap_name_store(target, ast.Constant(None))
                 out.append(ast.copy_location(ast.Expr(record), target))
             else:
-                target = self._target(target)
+                target = self._target(target, deleted=True)
             out.append(ast.copy_location(ast.Delete([target]), target))
         return out
 

@@ -18,9 +18,7 @@ Outside a recorded run every function here is a plain pass-through.
 from __future__ import annotations
 
 import builtins
-import operator
 import types
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import lab.engine.record._active as _active
@@ -48,27 +46,10 @@ from lab.engine.record._lookups import (
 )
 from lab.engine.record._runtime_calls import recorded_call
 from lab.engine.record._runtime_names import NameRuntime
-from lab.engine.record._values import IMMUTABLE_TYPE, instance_dict, key_of
+from lab.engine.record._values import IMMUTABLE_TYPE, INPLACE, instance_dict, key_of
 
 if TYPE_CHECKING:
     pass
-
-
-_INPLACE: dict[str, Callable[[Any, Any], Any]] = {
-    "+": operator.iadd,
-    "-": operator.isub,
-    "*": operator.imul,
-    "/": operator.itruediv,
-    "//": operator.ifloordiv,
-    "%": operator.imod,
-    "**": operator.ipow,
-    "<<": operator.ilshift,
-    ">>": operator.irshift,
-    "&": operator.iand,
-    "|": operator.ior,
-    "^": operator.ixor,
-    "@": operator.imatmul,
-}
 
 
 _TRANSPARENT, _READS, _OPAQUE = Kind.TRANSPARENT, Kind.READS, Kind.OPAQUE
@@ -179,6 +160,15 @@ class ModuleRuntime(NameRuntime):
             return value
         return obj[key]
 
+    def sd(self, obj: Any, key: Any, line: int) -> Any:
+        """Before ``del obj[key]``: writes that key of a dict, all of a list (the items after it move). Returns
+        ``key``."""
+        run = self._recording()
+        if run is not None and not IMMUTABLE_TYPE[type(obj)]:
+            part = ANY_KEY if type(obj) is list else key_of(obj, key, run)
+            run.access(obj, part, "w", (self._file, line))
+        return key
+
     def si(self, obj: Any, key: Any, line: int) -> Any:
         """Before ``obj[key] = ...`` or ``del obj[key]``: writes that key. Returns ``key``."""
         run = self._recording()
@@ -253,7 +243,7 @@ class ModuleRuntime(NameRuntime):
                 run.access(right, ANY_KEY, "r", where)
             if not IMMUTABLE_TYPE[type(left)]:
                 run.access(left, ANY_KEY, "w", where)
-        return _INPLACE[op](left, right)
+        return INPLACE[op](left, right)
 
     def call(self, line: int, f: Any, /, *args: Any, **kwargs: Any) -> Any:
         """``f(*args, **kwargs)``, recording what a call the lab cannot see into may touch."""

@@ -10,8 +10,10 @@ per type where the hot path asks them for every access.
 from __future__ import annotations
 
 import enum
+import operator
 import types
 from collections import defaultdict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lab.engine.core._footprint import ANY_KEY
@@ -114,11 +116,41 @@ def key_text(key: object) -> str:
 
 
 def key_of(container: object, key: object, run: Recording) -> str:
-    """The part of ``container`` that ``container[key]`` touches: one key of a dict, all of anything else; for an
-    object's ``__dict__``, the attribute of that name."""
+    """The part of ``container`` that ``container[key]`` reads or stores: one key of a dict, one item of a list (by
+    its index from the front), all of anything else; for an object's ``__dict__``, the attribute of that name.
+
+    A list's item is its own part only for an index in range: ``lst[-1]`` is the item at ``len(lst) - 1``, and
+    every operation that changes the length or moves items (``append``, ``insert``, ``pop``, ``del lst[i]``, a
+    slice, ``sort``) writes the whole list, so no step can change which item an index names without conflicting
+    with it. An index out of range (an IndexError, whose outcome the length decides) is the whole list."""
     if id(container) in run._instance_dicts:
         return key if type(key) is str else ANY_KEY
-    if type(container) is dict or type(container) is defaultdict:
+    kind = type(container)
+    if kind is list:
+        if type(key) is int:
+            length = len(container)  # type: ignore[arg-type]
+            if -length <= key < length:
+                return f"[{key % length}]"
+        return ANY_KEY
+    if kind is dict or kind is defaultdict:
         text = key_text(key)
         return text if text == ANY_KEY else f"[{text}]"
     return ANY_KEY
+
+
+INPLACE: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.iadd,
+    "-": operator.isub,
+    "*": operator.imul,
+    "/": operator.itruediv,
+    "//": operator.ifloordiv,
+    "%": operator.imod,
+    "**": operator.ipow,
+    "<<": operator.ilshift,
+    ">>": operator.irshift,
+    "&": operator.iand,
+    "|": operator.ior,
+    "^": operator.ixor,
+    "@": operator.imatmul,
+}
+"""The in-place operators by their spelling (``x += v`` is ``rt.iop("+", x, v, line)``)."""
