@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.engine.core import Decision, ReplayPolicy, RunResult, Scheduler, parse_schedule, schedule_string
-from lab.engine.search import Explorer
+from lab.engine.core import Decision, Policy, ReplayPolicy, RunResult, Scheduler, parse_schedule, schedule_string
+from lab.engine.search import Explorer, Program, Ran
 from lab.engine.sync import LabLock
 from lab.errors import UsageError
 from lab.scenarios.exploring import ExploreVerdict, explore_scenario, replay_scenario
@@ -27,11 +27,11 @@ def _load(name: str, folder: Path = SCENARIOS) -> LoadedScenario:
     return item
 
 
-def _counter_race(locks: tuple[str, str], steps: int = 2):  # type: ignore[no-untyped-def]
+def _counter_race(locks: tuple[str, str], steps: int = 2) -> Program:
     """Two actors, each doing ``steps`` lock round trips; with one shared lock every order matters."""
 
-    def run_once(policy: object) -> tuple[RunResult, str, object]:
-        scheduler = Scheduler(policy=policy)  # type: ignore[arg-type]
+    def run_once(policy: Policy) -> Ran:
+        scheduler = Scheduler(policy=policy)
         order: list[str] = []
         made = {name: LabLock(scheduler, name) for name in set(locks)}
 
@@ -46,44 +46,44 @@ def _counter_race(locks: tuple[str, str], steps: int = 2):  # type: ignore[no-un
         scheduler.add_actor("a", actor("a", made[locks[0]]))
         scheduler.add_actor("b", actor("b", made[locks[1]]))
         run = scheduler.run()
-        return run, "".join(order), None
+        return Ran(run, "".join(order))
 
-    return run_once
+    return Program(("a", "b"), run_once)
 
 
 @pytest.mark.timeout(30)
 class TestExplorer:
     def test_finds_every_order_of_conflicting_steps(self) -> None:
         """With one shared lock, every interleaving of the critical sections is reached."""
-        found = Explorer(_counter_race(("l", "l")), ("a", "b")).explore()
+        found = Explorer(_counter_race(("l", "l"))).explore()
         assert set(found.counts) == {"aabb", "abab", "abba", "baab", "baba", "bbaa"}
         assert found.complete
 
     def test_independent_actors_need_one_schedule(self) -> None:
         """Actors on different locks commute: reduction runs one schedule, naive runs them all."""
-        reduced = Explorer(_counter_race(("l1", "l2")), ("a", "b")).explore()
-        naive = Explorer(_counter_race(("l1", "l2")), ("a", "b"), reduction=False).explore()
+        reduced = Explorer(_counter_race(("l1", "l2"))).explore()
+        naive = Explorer(_counter_race(("l1", "l2")), reduction=False).explore()
         assert reduced.schedules == 1
         assert naive.schedules > 1
         assert {k for k in naive.counts} >= {k for k in reduced.counts}
 
     def test_reduction_never_loses_an_outcome(self) -> None:
         """The reduced exploration reaches exactly the outcomes the naive one reaches, with fewer schedules."""
-        reduced = Explorer(_counter_race(("l", "l"), steps=3), ("a", "b")).explore()
-        naive = Explorer(_counter_race(("l", "l"), steps=3), ("a", "b"), reduction=False).explore()
+        reduced = Explorer(_counter_race(("l", "l"), steps=3)).explore()
+        naive = Explorer(_counter_race(("l", "l"), steps=3), reduction=False).explore()
         assert set(reduced.counts) == set(naive.counts)
         assert len(naive.counts) == math.comb(6, 3)
         assert reduced.schedules <= naive.schedules
 
     def test_preemption_bound_is_incomplete_not_pass(self) -> None:
         """A bound that cut the search makes the result incomplete."""
-        found = Explorer(_counter_race(("l", "l"), steps=3), ("a", "b"), preemption_bound=0).explore()
+        found = Explorer(_counter_race(("l", "l"), steps=3), preemption_bound=0).explore()
         assert found.bounded and not found.complete
         assert len(found.counts) < math.comb(6, 3)
 
     def test_budget_is_incomplete(self) -> None:
         """Running out of schedule budget is reported, never a pass."""
-        found = Explorer(_counter_race(("l", "l"), steps=3), ("a", "b"), max_schedules=3).explore()
+        found = Explorer(_counter_race(("l", "l"), steps=3), max_schedules=3).explore()
         assert found.budget_hit and not found.complete
 
 
@@ -207,3 +207,31 @@ def test_a_partial_kill_matrix_notes_survivors_instead_of_failing() -> None:
         partial=True,
     )
     assert killed_correct.problems()  # a correct variant killed is a failure, whatever the selection
+
+
+class TestProgram:
+    """The explorer's contract with its callers is one object; a malformed one is refused with one line."""
+
+    def test_a_program_is_refused_when_malformed(self) -> None:
+        run = _counter_race(("l", "l")).run
+        with pytest.raises(UsageError, match="tuple of names"):
+            Program(["a", "b"], run)  # type: ignore[arg-type]
+        with pytest.raises(UsageError, match="distinct names"):
+            Program(("a", "a"), run)
+        with pytest.raises(UsageError, match="both a digest and an adopt"):
+            Program(("a", "b"), run, digest=lambda run: ())
+        with pytest.raises(UsageError, match="explores a Program"):
+            Explorer(run)  # type: ignore[arg-type]
+
+    def test_every_run_is_digested_and_adopted_in_the_search_order(self) -> None:
+        """What a run adds to the caller's checks reaches ``adopt`` once per execution, in the order they ran."""
+        base = _counter_race(("l", "l"))
+        adopted: list[tuple[str, ...]] = []
+
+        def digest(run: RunResult) -> tuple[str, ...]:
+            return tuple(decision.chosen for decision in run.decisions)
+
+        program = Program(base.actors, base.run, digest, lambda parts: adopted.append(tuple(map(str, parts))))
+        found = Explorer(program).explore()
+        assert len(adopted) == found.executions_run == 6
+        assert len(set(adopted)) == 6  # six different schedules, each adopted once

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.engine.core import RunResult, conflict
-from lab.engine.search import Exploration, Explorer
+from lab.engine.core import Policy, conflict
+from lab.engine.search import Exploration, Explorer, Program, Ran
 from lab.scenarios.loader import LoadedScenario, load
 from lab.scenarios.runner import run_scenario
 
@@ -37,11 +37,11 @@ def _explore(
     """Every execution's class (the ordered pairs of its conflicting steps), and what the explorer counted."""
     classes: list[Class] = []
 
-    def run_once(policy: object) -> tuple[RunResult, str, object]:
+    def run_once(policy: Policy) -> Ran:
         result = run_scenario(
             loaded,
             policy=policy,
-            granularity=granularity,  # type: ignore[arg-type]
+            granularity=granularity,
             record_accesses=True,
             watchdog_seconds=5,
         )
@@ -61,9 +61,9 @@ def _explore(
                 if first[0] != second[0] and conflict(first_fp, second_fp)
             )
         )
-        return run, "", None
+        return Ran(run, "")
 
-    found = Explorer(run_once, loaded.cls.actors, reduction=reduction, jobs=jobs).explore()
+    found = Explorer(Program(loaded.cls.actors, run_once), reduction=reduction, jobs=jobs).explore()
     return classes, found
 
 

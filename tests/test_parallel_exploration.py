@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from lab.engine.core import RunResult
-from lab.engine.search import FORKS, Branch, Exploration, Explorer, Subtree, explore_work, split_work
+from lab.engine.core import Policy
+from lab.engine.search import FORKS, Branch, Exploration, Explorer, Program, Ran, Subtree, explore_work, split_work
 from lab.engine.search import _parallel as parallel
 from lab.errors import UsageError
 from lab.evidence.records.exploration import exploration_record
@@ -122,12 +122,12 @@ def test_progress_is_reported_in_the_one_process_order(budget: int) -> None:
 _runs_file: Path | None = None
 
 
-def _noting(loaded: LoadedScenario, fail_at: int | None = None) -> Any:
-    """A run_once that notes which process made each run (a line per run in a file every process appends to) and,
+def _noting(loaded: LoadedScenario, fail_at: int | None = None) -> Program:
+    """A program whose run notes which process made it (a line per run in a file every process appends to) and,
     with ``fail_at``, raises at a process's ``fail_at``-th run."""
     made = 0
 
-    def run_once(policy: object) -> tuple[RunResult, str, object]:
+    def run_once(policy: Policy) -> Ran:
         nonlocal made
         made += 1
         if fail_at is not None and made == fail_at:
@@ -135,11 +135,11 @@ def _noting(loaded: LoadedScenario, fail_at: int | None = None) -> Any:
         assert _runs_file is not None
         with _runs_file.open("a") as out:
             out.write(f"{os.getpid()}\n")
-        result = run_scenario(loaded, policy=policy, granularity="probe", record_accesses=True)  # type: ignore[arg-type]
+        result = run_scenario(loaded, policy=policy, granularity="probe", record_accesses=True)
         assert result.run is not None
-        return result.run, json.dumps(result.observed, sort_keys=True), None
+        return Ran(result.run, json.dumps(result.observed, sort_keys=True))
 
-    return run_once
+    return Program(loaded.cls.actors, run_once)
 
 
 @pytest.mark.slow
@@ -151,9 +151,9 @@ def test_the_coordinator_runs_nothing_and_workers_share_the_work(tmp_path: Path)
     global _runs_file
     loaded = _three_requests()
     _runs_file = tmp_path / "alone"
-    alone = Explorer(_noting(loaded), loaded.cls.actors).explore()
+    alone = Explorer(_noting(loaded)).explore()
     _runs_file = tmp_path / "shared"
-    shared = Explorer(_noting(loaded), loaded.cls.actors, jobs=2).explore()
+    shared = Explorer(_noting(loaded), jobs=2).explore()
     makers = _runs_file.read_text().split()
     assert str(os.getpid()) not in makers
     assert len(set(makers)) == 2, f"runs per process: {sorted(makers.count(p) for p in set(makers))}"
@@ -172,32 +172,32 @@ def test_an_error_in_a_worker_is_met_where_one_process_meets_it(tmp_path: Path) 
     _runs_file = tmp_path / "runs"
     loaded = _three_requests()
     with pytest.raises(RuntimeError, match="run 30 failed"):
-        Explorer(_noting(loaded, fail_at=30), loaded.cls.actors).explore()
+        Explorer(_noting(loaded, fail_at=30)).explore()
     with pytest.raises(RuntimeError, match="run 30 failed"):
-        Explorer(_noting(loaded, fail_at=30), loaded.cls.actors, jobs=2).explore()
+        Explorer(_noting(loaded, fail_at=30), jobs=2).explore()
     assert multiprocessing.active_children() == []
 
 
-def _slow_here(loaded: LoadedScenario, granularity: str, seconds: float) -> object:
-    """A run_once that is slow in this process only, so that a worker is sure to be ahead of the coordinator."""
+def _slow_here(loaded: LoadedScenario, granularity: str, seconds: float) -> Program:
+    """A program whose run is slow in this process only, so that a worker is sure to be ahead of the coordinator."""
     here = os.getpid()
 
-    def run_once(policy: object) -> tuple[RunResult, str, object]:
+    def run_once(policy: Policy) -> Ran:
         if os.getpid() == here:
             time.sleep(seconds)
-        result = run_scenario(loaded, policy=policy, granularity=granularity, record_accesses=True)  # type: ignore[arg-type]
+        result = run_scenario(loaded, policy=policy, granularity=granularity, record_accesses=True)
         assert result.run is not None
-        return result.run, json.dumps(result.observed, sort_keys=True), None
+        return Ran(result.run, json.dumps(result.observed, sort_keys=True))
 
-    return run_once
+    return Program(loaded.cls.actors, run_once)
 
 
-def _slow_worker(loaded: LoadedScenario, granularity: str, seconds: float, marker: Path) -> object:
-    """A run_once that is slow in one worker process only: the first to create ``marker``."""
+def _slow_worker(loaded: LoadedScenario, granularity: str, seconds: float, marker: Path) -> Program:
+    """A program whose run is slow in one worker process only: the first to create ``marker``."""
     here = os.getpid()
     mine: list[bool] = []  # per process (each worker is a fork with its own copy)
 
-    def run_once(policy: object) -> tuple[RunResult, str, object]:
+    def run_once(policy: Policy) -> Ran:
         if os.getpid() != here and not mine:
             try:
                 os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
@@ -206,11 +206,11 @@ def _slow_worker(loaded: LoadedScenario, granularity: str, seconds: float, marke
                 mine.append(False)
         if mine and mine[0]:
             time.sleep(seconds)
-        result = run_scenario(loaded, policy=policy, granularity=granularity, record_accesses=True)  # type: ignore[arg-type]
+        result = run_scenario(loaded, policy=policy, granularity=granularity, record_accesses=True)
         assert result.run is not None
-        return result.run, json.dumps(result.observed, sort_keys=True), None
+        return Ran(result.run, json.dumps(result.observed, sort_keys=True))
 
-    return run_once
+    return Program(loaded.cls.actors, run_once)
 
 
 @pytest.mark.slow
@@ -220,9 +220,9 @@ def test_a_slow_worker_changes_nothing(tmp_path: Path) -> None:
     """One worker much slower than the other (as on a loaded machine): the order results arrive in changes, the
     exploration does not."""
     loaded = _load("tests/soundness/closure_list_locked.py")  # 72 schedules, naive: many items to steal
-    alone = Explorer(_slow_here(loaded, "line", 0), loaded.cls.actors, reduction=False).explore()  # type: ignore[arg-type]
+    alone = Explorer(_slow_here(loaded, "line", 0), reduction=False).explore()
     slow = _slow_worker(loaded, "line", 0.02, tmp_path / "slow")
-    shared = Explorer(slow, loaded.cls.actors, reduction=False, jobs=2).explore()  # type: ignore[arg-type]
+    shared = Explorer(slow, reduction=False, jobs=2).explore()
     assert alone.reused == 0
     assert shared.reused >= shared.schedules
     assert (shared.schedules, shared.counts, shared.class_names) == (alone.schedules, alone.counts, alone.class_names)

@@ -12,20 +12,25 @@ import contextlib
 import json
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import cast
 
-from lab.engine.core import ActorEnd, Granularity, Json, ReplayPolicy, RunResult, RunStatus, collector_relaxed
+from lab.engine.core import ActorEnd, Granularity, Json, Policy, ReplayPolicy, RunResult, RunStatus, collector_relaxed
 from lab.engine.record import line_events_kept
 from lab.engine.search import (
     DEFAULT_MAX_SCHEDULES,
     AtomicityCheck,
+    Digest,
     Execution,
     Exploration,
     Explorer,
+    Program,
+    Ran,
+    RunPart,
     SearchReport,
+    SplitStep,
     check_strategy,
     minimise,
     run_parts,
@@ -213,7 +218,7 @@ def explore_scenario(
             )
             found, proved = report.found, report.proved
             if report.failing is not None and judge is not None:
-                shrunk, shrink_runs = minimise(report.failing, explorer.run_once, actors, judge)
+                shrunk, shrink_runs = minimise(report.failing, explorer.program.run, actors, judge)
                 report.failing = shrunk
     rows, failing = _grade(table, actors, found)
     if report is not None and report.failing is not None:
@@ -301,7 +306,7 @@ def scenario_explorer(
     exploration over machines (every machine must build it with the same settings). Each run's digest (made where
     it ran) goes to ``atomicity``, and the first thread an actor started to ``started``."""
 
-    def adopt(parts: list[Any]) -> None:
+    def adopt(parts: Digest) -> None:
         if parts and isinstance(parts[0], _ThreadStarted):
             if started is not None and started.first is None:
                 started.first = parts[0]
@@ -310,30 +315,24 @@ def scenario_explorer(
             if started is not None and started.fair is None:
                 started.fair = parts[0]
             parts = parts[1:]
-        if atomicity is not None:
-            atomicity.merge(parts)
+        if atomicity is not None:  # the rest is run_parts' (see _digest)
+            atomicity.merge(cast("Sequence[RunPart | SplitStep]", parts))
 
-    def run_once(policy: object) -> tuple[RunResult, str, object]:
+    def run(policy: Policy) -> Ran:
         # the graded payload keeps no trace and no run: a worker process sends little and the explorer keeps little
         run, graded = search_run(
-            loaded,
-            policy,  # type: ignore[arg-type]
-            granularity=granularity,
-            variant=variant,
-            watchdog_seconds=EXPLORE_WATCHDOG_SECONDS,
+            loaded, policy, granularity=granularity, variant=variant, watchdog_seconds=EXPLORE_WATCHDOG_SECONDS
         )
-        return run, outcome_key(graded.observed, graded.failed_invariants), graded
+        return Ran(run, outcome_key(graded.observed, graded.failed_invariants), graded)
 
+    checked = atomicity is not None or started is not None
     return Explorer(
-        run_once,
-        loaded.cls.actors,
+        Program(loaded.cls.actors, run, _digest if checked else None, adopt if checked else None),
         reduction=reduction,
         preemption_bound=preemption_bound,
         max_schedules=max_schedules,
         progress=progress,
         jobs=jobs,
-        digest=_digest,
-        adopt=adopt if atomicity is not None or started is not None else None,
     )
 
 
@@ -378,10 +377,10 @@ class _FirstThread:
     fair: _FairYield | None = None
 
 
-def _digest(run: RunResult) -> list[Any]:
+def _digest(run: RunResult) -> Digest:
     """What a run adds to the checks besides its outcome: the first thread an actor started in it (see
     :func:`lab.engine.sync._standard._start_thread`), then the atomicity check's parts."""
-    parts: list[Any] = run_parts(run)
+    parts: list[Hashable] = [*run_parts(run)]
     fair = next((event for event in run.trace if event.op == "fair.yield"), None)
     if fair is not None:
         steps = fair.detail.get("steps")
@@ -402,8 +401,8 @@ def _grade(
     for key, count in found.counts.items():
         execution = found.executions[key]
         result = execution.payload
-        if not isinstance(result, ScenarioResult):  # an invariant of this module's own run_once, not a user's mistake
-            raise TypeError("run_once must return a ScenarioResult payload")
+        if not isinstance(result, ScenarioResult):  # an invariant of this module's own run, not a user's mistake
+            raise TypeError("the program's run must return a ScenarioResult payload")
         observed = result.observed
         row = row_for(table, observed, actors)
         index = table.index(row) if row is not None else None
@@ -443,8 +442,8 @@ def _judge(table: tuple[Outcome, ...], actors: Sequence[str]) -> Callable[[str, 
 def _why(table: tuple[Outcome, ...], actors: Sequence[str], what: object) -> str:
     """Why an execution (or its payload) fails the table, as the verdict says it (``""``: it does not)."""
     result = what.payload if isinstance(what, Execution) else what
-    if not isinstance(result, ScenarioResult):  # an invariant of this module's own run_once, not a user's mistake
-        raise TypeError("run_once must return a ScenarioResult payload")
+    if not isinstance(result, ScenarioResult):  # an invariant of this module's own run, not a user's mistake
+        raise TypeError("the program's run must return a ScenarioResult payload")
     if result.failed_invariants:
         return "invariant broken: " + "; ".join(result.failed_invariants)
     row = row_for(table, result.observed, actors)

@@ -21,8 +21,9 @@ from __future__ import annotations
 from lab.engine.search._atomicity import AtomicityCheck, RunPart, find_split_step, run_parts
 from lab.engine.search._atomicity_split import SplitStep
 from lab.engine.search._exploration import DEFAULT_MAX_SCHEDULES, Execution, Exploration, NondeterminismError, tally
-from lab.engine.search._explorer import Explorer, RunOnce
+from lab.engine.search._explorer import Explorer
 from lab.engine.search._parallel import FORKS
+from lab.engine.search._program import Digest, Program, Ran, RunOnce
 from lab.engine.search._strategies import (
     MODES,
     PORTFOLIO_ROTATION,
@@ -48,11 +49,14 @@ __all__ = [
     "STRATEGIES",
     "AtomicityCheck",
     "Branch",
+    "Digest",
     "Execution",
     "Exploration",
     "Explorer",
     "Judge",
     "NondeterminismError",
+    "Program",
+    "Ran",
     "RunOnce",
     "RunPart",
     "SearchReport",

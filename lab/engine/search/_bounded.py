@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from lab.engine.core._policies import DecisionPoint
 from lab.engine.core._run import RunResult, RunStatus
 from lab.engine.search._exploration import Exploration, NondeterminismError, tally
-from lab.engine.search._explorer import RunOnce
+from lab.engine.search._program import RunOnce
 
 PREEMPTIONS = "ipb"
 DELAYS = "idb"
@@ -138,7 +138,8 @@ class IterativeBounding:
             prefix: list[str] | None = []
             while prefix is not None:
                 policy = _BoundedPolicy(self._kind, self._actors, prefix)
-                run, key, payload = self._run_once(policy)
+                ran = self._run_once(policy)
+                run, key, payload = ran.run, ran.key, ran.payload
                 if run.status == RunStatus.DIVERGED:
                     raise NondeterminismError(run.problem)
                 if self._observe is not None:

@@ -27,15 +27,16 @@ This module is the search's loop: one run after another down the path of decisio
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from functools import lru_cache
-from typing import Any
 
 from lab.engine.core._footprint import Footprint, conflict
+from lab.engine.core._policies import Policy
 from lab.engine.core._run import Decision, RunResult, RunStatus
 from lab.engine.core._schedule import schedule_string
 from lab.engine.search._choices import Choices, Guide
 from lab.engine.search._exploration import DEFAULT_MAX_SCHEDULES, Exploration, NondeterminismError, tally
+from lab.engine.search._program import Program
 from lab.engine.search._races import Races, record_executed
 from lab.engine.search._subtrees import Branch, Subtree
 from lab.engine.search._tree import Event, Node
@@ -51,39 +52,40 @@ def resolve_jobs(jobs: int | None) -> int:
     return jobs
 
 
-RunOnce = Callable[[object], tuple[RunResult, str, object]]
 Emit = Callable[[RunResult, str, object, Guide, Exploration], None]  # a worker's every run, tallied elsewhere
 Skip = Callable[[list[Node], Exploration], bool]  # at each branch begun: was its subtree explored elsewhere, and taken?
 Outside = list[tuple[int, list[Event]]]  # races a subtree reversed at or above its decision, in the order found
 
 
 class Explorer:
-    """Explores the schedules of a deterministic run.
+    """Explores the schedules of a deterministic :class:`~lab.engine.search._program.Program`: its ``run`` must
+    build a fresh world each time, so that the same choices give the same run.
 
-    ``run_once(policy)`` must build a fresh world, run it under ``policy`` and return the run, an outcome key (a
-    string: equal keys mean the same outcome) and any payload the caller wants kept with the shortest run per key.
+    The rest are the search's settings: whether to reduce (optimal DPOR, else every order of the same scheduling
+    points), a preemption bound, the schedule budget, a ``progress`` callback after each execution, and how many
+    processes run schedules.
     """
 
     def __init__(
         self,
-        run_once: RunOnce,
-        actors: Sequence[str],
+        program: Program,
         *,
         reduction: bool = True,
         preemption_bound: int | None = None,
         max_schedules: int = DEFAULT_MAX_SCHEDULES,
         progress: Callable[[Exploration], None] | None = None,
         jobs: int | None = 1,
-        digest: Callable[[RunResult], list[Any]] | None = None,
-        adopt: Callable[[list[Any]], None] | None = None,
     ) -> None:
-        self._run_once = run_once
+        if not isinstance(program, Program):
+            raise UsageError(f"an explorer explores a Program (got {type(program).__name__})")
+        self._program = program
         self._jobs = resolve_jobs(jobs)
         # every run the search takes is digested where it ran and adopted here, in the search's order
-        self._digest = digest
-        self._adopt = adopt
-        self._actors = tuple(actors)
-        self._order = {name: i for i, name in enumerate(actors)}
+        self._digest = program.digest
+        # parts as a list, as worker processes send them (lab.engine.search._work_items)
+        self._adopt: Callable[[list[Hashable]], None] | None = program.adopt
+        self._actors = program.actors
+        self._order = {name: i for i, name in enumerate(self._actors)}
         self._reduction = reduction
         self._max = max_schedules
         self._progress = progress
@@ -119,14 +121,18 @@ class Explorer:
         return self._search()
 
     @property
-    def run_once(self) -> RunOnce:
-        """The caller's ``run_once``: another search strategy runs its executions through the same one."""
-        return self._run_once
+    def program(self) -> Program:
+        """What is explored: another search strategy runs its executions through the same ``run``."""
+        return self._program
 
     def observe(self, run: RunResult) -> None:
         """Hand a run another strategy made to the caller's digest and adopt, as this search does with its own."""
         if self._adopt is not None and self._digest is not None:
-            self._adopt(self._digest(run))
+            self._adopt(self.digest(run))
+
+    def _run_once(self, policy: Policy) -> tuple[RunResult, str, object]:
+        ran = self._program.run(policy)
+        return ran.run, ran.key, ran.payload
 
     def estimated_classes(self) -> float:
         """Knuth's estimate of how many classes the whole search tree holds, from its current path: the product of
@@ -141,7 +147,7 @@ class Explorer:
             total *= max(branches, 1)
         return total
 
-    def adopt_parts(self, parts: list[Any], found: Exploration) -> None:
+    def adopt_parts(self, parts: list[Hashable], found: Exploration) -> None:
         """Hand a worker's run's digest to the caller's adopt and report progress, as after a run of this search."""
         if self._adopt is not None and self._digest is not None:
             self._adopt(parts)
@@ -152,9 +158,13 @@ class Explorer:
         """Plan a race reversal a subtree below found at decision ``j`` (:func:`Races.plan`)."""
         self._races.plan(nodes, j, sequence)
 
-    def digest(self, run: RunResult) -> list[Any]:
-        """What the caller's ``digest`` makes of ``run`` (nothing without one): a worker sends it with the run."""
-        return self._digest(run) if self._digest is not None else []
+    def digest(self, run: RunResult) -> list[Hashable]:
+        """What the caller's ``digest`` makes of ``run`` (nothing without one), as a list: a worker sends it with the
+        run."""
+        if self._digest is None:
+            return []
+        parts = self._digest(run)
+        return parts if isinstance(parts, list) else list(parts)
 
     def quiet_for_worker(self) -> None:
         """In a worker process: report nothing to the caller's callbacks (the coordinator does, for every run)."""
@@ -238,7 +248,7 @@ class Explorer:
             seed = None
             run, key, payload = self._run_once(policy)
             if self._adopt is not None and self._digest is not None:
-                self._adopt(self._digest(run))
+                self._adopt(self.digest(run))
             if run.status == RunStatus.DIVERGED and not policy.pruned:
                 raise NondeterminismError(run.problem)
             if policy.pruned:

@@ -19,7 +19,7 @@ from lab.engine.core._run import RunStatus
 from lab.engine.core._schedule import schedule_string
 from lab.engine.search._driver import Judge
 from lab.engine.search._exploration import Execution
-from lab.engine.search._explorer import RunOnce
+from lab.engine.search._program import RunOnce
 
 DEFAULT_TRIES = 60
 
@@ -83,7 +83,8 @@ def minimise(
             if runs >= tries:
                 break
             policy = _SoftReplay(wanted, skip)
-            run, key, payload = run_once(policy)
+            ran = run_once(policy)
+            run, key, payload = ran.run, ran.key, ran.payload
             runs += 1
             if run.status == RunStatus.DIVERGED or not judge(key, payload):
                 continue

@@ -104,7 +104,7 @@ def search(
     progress: Callable[[Exploration], None] | None = None,
 ) -> SearchReport:
     """Search the schedules of ``explorer``'s program with ``strategy``: every strategy runs its executions
-    through the explorer's ``run_once`` (and hands them to its digest), so they all explore the same program the
+    through the explorer's program (and hands them to its digest), so they all explore the same program the
     same way. With a ``judge`` the search stops at the first failing outcome (find mode).
 
     Only the strategies that can prove (DPOR, the bounded searches) hand their runs to the explorer's digest (the
@@ -112,7 +112,7 @@ def search(
     sampler never passes, so digesting its runs would cost time (most of a run's, with many actors) for nothing.
     A PASS rests on the prover's own runs, every one of them digested."""
     actors = explorer.actors
-    run_once = explorer.run_once
+    run_once = explorer.program.run
     observe: Callable[[RunResult], None] = explorer.observe
 
     def make(name: str) -> Strategy:

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from lab.engine.core._policies import DecisionPoint
 from lab.engine.core._run import RunResult, RunStatus
 from lab.engine.search._exploration import Exploration, NondeterminismError, tally
-from lab.engine.search._explorer import RunOnce
+from lab.engine.search._program import RunOnce
 
 
 def run_random(seed: int, strategy: str, index: int) -> random.Random:
@@ -139,7 +139,8 @@ class Sampler:
         while True:
             policy = self._draw(index, self.longest)
             index += 1
-            run, key, payload = self._run_once(policy)
+            ran = self._run_once(policy)
+            run, key, payload = ran.run, ran.key, ran.payload
             if run.status == RunStatus.DIVERGED:
                 raise NondeterminismError(run.problem)
             if self._observe is not None:
