@@ -4,21 +4,32 @@ Every strategy (optimal DPOR, the samplers, the bounded searches) counts its fin
 their explorations read alike and merge (:func:`lab.engine.search._driver.merge`). Which run becomes an outcome's
 example never depends on the order a search found them: the one with the fewest preemptions, then the shortest
 schedule string, then the smallest (:attr:`Execution.rank`). Classes are named from the run alone
-(:func:`run_class`), not from any search's bookkeeping, so that a count of classes checks the search.
+(:func:`run_class`), not from any search's bookkeeping, so that a count of classes checks the search. Beside
+them, the two settings every search shares: the default schedule budget and how many processes it may use.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from lab.engine.core._run import RunResult
 from lab.engine.core._schedule import schedule_length, schedule_string
 from lab.engine.search._happens_before import class_of
-from lab.errors import ScheduleError
+from lab.errors import ScheduleError, UsageError
 
 DEFAULT_MAX_SCHEDULES = 20_000
+
+
+def resolve_jobs(jobs: int | None) -> int:
+    """How many processes an exploration may use: ``None`` means one per core; fewer than one is a mistake."""
+    if jobs is None:
+        return max(os.cpu_count() or 1, 1)
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise UsageError(f"jobs must be a whole number of processes, at least 1 (got {jobs!r})")
+    return jobs
 
 
 class NondeterminismError(ScheduleError):

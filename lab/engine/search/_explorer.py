@@ -26,7 +26,6 @@ This module is the search's loop: one run after another down the path of decisio
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from functools import lru_cache
 
@@ -35,22 +34,12 @@ from lab.engine.core._policies import Policy
 from lab.engine.core._run import Decision, RunResult, RunStatus
 from lab.engine.core._schedule import schedule_string
 from lab.engine.search._choices import Choices, Guide
-from lab.engine.search._exploration import DEFAULT_MAX_SCHEDULES, Exploration, NondeterminismError, tally
+from lab.engine.search._exploration import DEFAULT_MAX_SCHEDULES, Exploration, NondeterminismError, resolve_jobs, tally
 from lab.engine.search._program import Program
 from lab.engine.search._races import Races, record_executed
 from lab.engine.search._subtrees import Branch, Subtree
 from lab.engine.search._tree import Event, Node
 from lab.errors import UsageError
-
-
-def resolve_jobs(jobs: int | None) -> int:
-    """How many processes an exploration may use: ``None`` means one per core; fewer than one is a mistake."""
-    if jobs is None:
-        return max(os.cpu_count() or 1, 1)
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise UsageError(f"jobs must be a whole number of processes, at least 1 (got {jobs!r})")
-    return jobs
-
 
 Emit = Callable[[RunResult, str, object, Guide, Exploration], None]  # a worker's every run, tallied elsewhere
 Skip = Callable[[list[Node], Exploration], bool]  # at each branch begun: was its subtree explored elsewhere, and taken?
