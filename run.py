@@ -19,14 +19,47 @@ unfinished; 130 interrupted (Ctrl-C): one line, the folder (if it was made) left
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-from rich.console import Console
+_INTERRUPTED: list[int] = []
 
-from lab.cli import main as lab_main
-from lab.cli.common import Output
-from lab.cli.legacy import run_words
-from lab.errors import LabError
+
+def _on_interrupt(number: int, frame: object) -> None:
+    """Ctrl-C: remembered, then raised. Python drops an exception raised where it cannot stop (a callback of the
+    import system, one it runs around a fork, a finalizer); the command then ends on what it remembered."""
+    _INTERRUPTED.append(number)
+    raise KeyboardInterrupt
+
+
+def _unraisable(hook: object) -> object:
+    """Python's report of an exception it dropped, less the dropped Ctrl-C (remembered, and said in one line)."""
+
+    def report(unraisable: sys.UnraisableHookArgs) -> None:
+        if not issubclass(unraisable.exc_type, KeyboardInterrupt):
+            hook(unraisable)  # type: ignore[operator]
+
+    return report
+
+
+try:  # a Ctrl-C while the lab is still being imported is one line too, not a traceback
+    import signal
+
+    if __name__ == "__main__":
+        signal.signal(signal.SIGINT, _on_interrupt)
+        sys.unraisablehook = _unraisable(sys.unraisablehook)  # type: ignore[assignment]
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from lab.cli import main as lab_main
+    from lab.cli.common import Output
+    from lab.cli.legacy import run_words
+    from lab.errors import LabError
+
+    if _INTERRUPTED:  # dropped by the import system: not a reason to go on
+        raise KeyboardInterrupt
+except KeyboardInterrupt:
+    sys.stderr.write("run.py: interrupted; nothing was written\n")
+    sys.exit(130)
 
 ROOT = Path(__file__).resolve().parent
 SCENARIOS = ROOT / "scenarios"
@@ -44,4 +77,12 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> in
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        code = main()
+    except KeyboardInterrupt:  # between the lab's own handlers: before its command began, or after it ended
+        sys.stderr.write("run.py: interrupted\n")
+        sys.exit(130)
+    if _INTERRUPTED and code != 130:  # dropped where Python could not stop, so the lab's handlers never saw it
+        sys.stderr.write("run.py: interrupted\n")
+        sys.exit(130)
+    sys.exit(code)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from operator import attrgetter
@@ -21,6 +22,7 @@ from lab.campaign.interface import (
 )
 from lab.engine.core import Granularity
 from lab.errors import UsageError
+from lab.evidence.records.layout import STARTED, SUMS
 from lab.evidence.records.signing import check_signing_key
 from lab.evidence.records.sources import source_root
 from lab.evidence.reexecute.isolation import Job, run_files
@@ -116,6 +118,7 @@ class Campaign:
         check_watchdog(watchdog)
         if sign is not None:
             check_signing_key(sign)
+        refuse_out(out, root=self.root, scenarios=self.scenarios)
         with source_root(self.root, self.scenarios) as root:
             folder = root / "scenarios"
             paths = select(discover(folder), names, attrgetter("stem"))
@@ -176,3 +179,24 @@ class Campaign:
             item, found.counterexample.schedule, granularity=found.granularity, variant=found.variant or None
         )
         return found, save_counterexample(self.scenarios, name, found, replayed, item.cls.actors)
+
+
+def refuse_out(out: Path, *, root: Path, scenarios: Path) -> None:
+    """Refuse, before anything is written, an evidence folder inside the checkout's ``lab/`` or the scenario folder
+    (its files would be archived, and run, as code by the next run, and change the checkout under this one) or
+    inside another evidence folder, its ``sources/`` above all (it would be a file that folder does not list)."""
+    where = Path(os.path.abspath(out))
+    places = [(root / "lab", "the checkout's lab/"), (scenarios, "the scenario folder")]
+    for place, name in places:
+        if where.is_relative_to(Path(os.path.abspath(place))) or where.is_relative_to(place.resolve()):
+            raise UsageError(
+                f"--out {out} is inside {name} ({place}): the evidence would be archived as the code of the next "
+                "run; choose a folder outside lab/ and the scenarios"
+            )
+    for parent in where.parents:
+        if any((parent / marker).is_file() for marker in (STARTED, SUMS)):
+            inside = " (its archived sources/)" if (parent / "sources") in (where, *where.parents) else ""
+            raise UsageError(
+                f"--out {out} is inside the evidence folder {parent}{inside}, which must hold only what its run "
+                "wrote; choose a folder outside it"
+            )

@@ -109,6 +109,7 @@ def main(args: argparse.Namespace, output: Output) -> int:
         print(json.dumps(report.to_json(), indent=2))
     else:
         render(output.out, report)
+        output.raise_unwritten()  # the report could not be shown: the command ends on that
     return 0 if report.ok else 1
 
 

@@ -92,6 +92,7 @@ def main(args: argparse.Namespace, output: Output) -> int:
         f"{'; signed: SHA256SUMS.sig' if args.sign else ''})"
     )
     saved = _save(campaign, outcome, save, output) if save else True
+    output.raise_unwritten()  # the evidence is finished: now the output's failure, if any, is the command's
     return 0 if outcome.passed and saved else 1
 
 

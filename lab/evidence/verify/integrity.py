@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 
 from lab.evidence.records.findings import Problem
 from lab.evidence.records.layout import AUDIT, SIGNATURE, SUMS
 from lab.evidence.records.manifest import parse_sums
-from lab.evidence.records.safefs import MAX_ENTRIES, MIB, FolderReader, Unreadable, printable
+from lab.evidence.records.safefs import MAX_DEPTH, MAX_ENTRIES, MIB, FolderReader, Unreadable, printable
 
 SUMS_CAP = 16 * MIB
 
@@ -41,15 +42,34 @@ def check_entries(reader: FolderReader, listing: Mapping[str, str], problems: li
                     "folder's files have one, so it is not read",
                 )
             )
-    seen, empty = 0, []
-    for where, folders, files in os.walk(reader.root, followlinks=False):
-        seen += 1 + len(files)
-        if seen > MAX_ENTRIES:
-            break  # the listing refuses a folder this large already
-        if not folders and not files and where != str(reader.root):
-            empty.append(printable(os.path.relpath(where, reader.root).replace(os.sep, "/")))
+    empty = [printable(rel) for rel in _empty_folders(reader.root)]
     problems.extend(Problem(f"{rel}/", "is an empty folder: an evidence folder holds none") for rel in sorted(empty))
     return {rel: kind for rel, kind in listing.items() if rel not in linked}
+
+
+def _empty_folders(root: Path) -> list[str]:
+    """The folders below ``root`` that hold nothing, by relative path; walked with a stack, not recursion (a
+    hostile folder may nest thousands deep), links never entered, at most :data:`MAX_ENTRIES` entries and
+    :data:`MAX_DEPTH` levels (the listing names a folder beyond either)."""
+    empty, seen = [], 0
+    waiting = [(str(root), "", 0)]
+    while waiting:
+        where, rel, depth = waiting.pop()
+        try:
+            with os.scandir(where) as entries:
+                names = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
+        except OSError:
+            continue  # the listing reports what cannot be read
+        seen += 1 + len(names)
+        if seen > MAX_ENTRIES:
+            break
+        if not names and rel:
+            empty.append(rel)
+        if depth < MAX_DEPTH:
+            waiting.extend(
+                (os.path.join(where, name), f"{rel}/{name}" if rel else name, depth + 1) for name, folder in names if folder
+            )
+    return empty
 
 
 def check_integrity(
