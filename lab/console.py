@@ -1,4 +1,4 @@
-# size: one console whole: its options, both sessions' askers, its commands, the wrapping it prints through
+# size: one console whole: its options, both sessions' askers, its commands and its loop
 """``python -m lab chat``: ask questions on one session, offline on the scripted double or live over HTTP.
 
 The console is a thin command: it parses arguments, reads the environment (the library never does), builds a
@@ -34,7 +34,6 @@ import itertools
 import os
 import secrets
 import sys
-import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn, Protocol, TextIO
@@ -44,7 +43,7 @@ from lab.messages import DEFAULT_MODEL, Message, Role
 from lab.sessions.stores import StoreError, open_store
 from lab.sessions.transactional import AskResult, AskStatus, TransactionalChat
 from lab.sessions.versioned import CommitStatus, Ticket, VersionedSession
-from lab.terminal import line_reader, refusal, visible
+from lab.terminal import Wrapper, line_reader, refusal, say, terminal_width, visible
 from lab.transport.contract import (
     UNKNOWN_FATE,
     FailureKind,
@@ -112,16 +111,16 @@ def main(
         return leaving.code if isinstance(leaving.code, int) else 0
     # The start lines are written for 80 columns (a store path or URL is never cut): a narrower terminal gets them
     # wrapped between words, a continuation indented.
-    width = _width(out, env)
+    width = terminal_width(out, env)
     for line in banner.splitlines():
         if width < 80:
-            _say(out, line, width, indent=2)
+            say(out, line, width, indent=2)
         else:
             print(visible(line), file=out)
     print(file=out, flush=True)
     try:
         with line_reader(source, out) as read:
-            return _loop(chat, read, out, lambda: _width(out, env), tty=source.isatty())
+            return _loop(chat, read, out, lambda: terminal_width(out, env), tty=source.isatty())
     except KeyboardInterrupt:
         print(file=out, flush=True)
         return 130
@@ -435,18 +434,18 @@ def _loop(chat: Chat, read: Callable[[], str], out: TextIO, width: Callable[[], 
         question = line.rstrip("\r\n")
         refused = refusal(question)
         if refused is not None:
-            _say(out, refused, width())
+            say(out, refused, width())
             continue
         command = _COMMANDS.get(question.strip())
         if command is not None:
             for said in command(chat):
-                _say(out, said, width(), indent=2)
+                say(out, said, width(), indent=2)
             continue
         wrapper = Wrapper(out, width())
         said = chat.ask(question, _shown_through(wrapper) if chat.streaming else None)
         wrapper.end()
         if said:
-            _say(out, said, width())
+            say(out, said, width())
 
 
 def _shown_through(wrapper: Wrapper) -> OnDelta:
@@ -482,102 +481,6 @@ def _reconcile(chat: Chat) -> list[str]:
 
 
 _COMMANDS: dict[str, Callable[[Chat], list[str]]] = {"/history": _history, "/reconcile": _reconcile}
-
-
-def _say(out: TextIO, text: str, width: int, *, indent: int = 0) -> None:
-    """Print ``text`` (made visible) wrapped at ``width``; continuation lines indented by ``indent``."""
-    wrapper = Wrapper(out, width, indent=indent)
-    wrapper.feed(visible(text))
-    wrapper.end()
-
-
-def _width(out: TextIO, env: Mapping[str, str]) -> int:
-    """The width to wrap at: ``COLUMNS`` when set, else the terminal's, else 80 (a pipe or a file)."""
-    columns = env.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
-    try:
-        if out.isatty():
-            return max(os.get_terminal_size(out.fileno()).columns, 1)
-    except (OSError, ValueError, AttributeError):
-        pass
-    return 80
-
-
-class Wrapper:
-    """Writes text as it arrives, broken into lines of at most ``width`` cells between words, never inside one.
-
-    A word is held back until the space after it arrives (or :meth:`end`), so a streamed reply is never broken in
-    the middle of a word it has not finished yet. East Asian wide characters count two cells and may be broken
-    between (Chinese has no spaces); a word longer than a whole line is kept whole on a line of its own (the
-    terminal shows it, cut nowhere by the console). Newlines in the text are kept; spaces at a break are dropped.
-
-    >>> import io
-    >>> out = io.StringIO()
-    >>> wrapper = Wrapper(out, 12)
-    >>> wrapper.feed("a streamed rep"); wrapper.feed("ly arrives")
-    >>> wrapper.end()
-    >>> out.getvalue()
-    'a streamed\\nreply\\narrives\\n'
-    """
-
-    def __init__(self, out: TextIO, width: int, *, indent: int = 0) -> None:
-        self._out = out
-        self._width = max(width, 1)
-        self._indent = indent if indent < width // 2 else 0
-        self._column = 0
-        self._word: list[str] = []
-        self._word_cells = 0
-        self._gap = ""
-        self._dirty = False
-
-    def feed(self, text: str) -> None:
-        """Take the next piece of text; write every word it completes."""
-        for char in text:
-            if char == "\n":
-                self._place()
-                self._out.write("\n")
-                self._column, self._gap, self._dirty = 0, "", False
-            elif char in " \t":
-                self._place()
-                self._gap += char
-            elif _cells(char) == 2:
-                self._place()
-                self._word, self._word_cells = [char], 2
-                self._place()
-            else:
-                self._word.append(char)
-                self._word_cells += _cells(char)
-        self._out.flush()
-
-    def end(self) -> None:
-        """Write the last word and end the line, if anything is on it."""
-        self._place()
-        if self._dirty:
-            self._out.write("\n")
-        self._column, self._gap, self._dirty = 0, "", False
-        self._out.flush()
-
-    def _place(self) -> None:
-        if not self._word:
-            return
-        gap = sum(8 - (self._column + n) % 8 if c == "\t" else 1 for n, c in enumerate(self._gap))
-        if self._dirty and self._column + gap + self._word_cells > self._width:
-            self._out.write("\n" + " " * self._indent)
-            self._column = self._indent
-        else:
-            self._out.write(self._gap)
-            self._column += gap
-        self._out.write("".join(self._word))
-        self._column += self._word_cells
-        self._word, self._word_cells, self._gap, self._dirty = [], 0, "", True
-
-
-def _cells(char: str) -> int:
-    """How many terminal cells ``char`` takes: two for East Asian wide and full-width, none for a combining mark."""
-    if unicodedata.combining(char):
-        return 0
-    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
 
 
 def _render_ask(result: AskResult) -> str:

@@ -1,4 +1,5 @@
-"""What the chat console reads from and writes to a terminal: no raw control characters, line editing if available.
+"""What the chat console reads from and writes to a terminal: no raw control characters, line editing if available,
+and text wrapped at the terminal's width between words, never inside one (:class:`Wrapper`).
 
 Questions come from a person and answers from a remote service; either can hold bytes a terminal obeys rather than
 shows. An answer holding ``ESC [2J`` would clear the screen, one holding ``\\r`` or a right-to-left override could
@@ -16,8 +17,10 @@ process held before (an interactive Python session's) is put back afterwards, so
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
-from collections.abc import Callable, Iterator
+import unicodedata
+from collections.abc import Callable, Iterator, Mapping
 from typing import TextIO
 
 _KEPT = frozenset("\n\t")
@@ -127,3 +130,99 @@ def _line_editing() -> Iterator[None]:
             for item in earlier:
                 if item is not None:
                     readline.add_history(item)
+
+
+def say(out: TextIO, text: str, width: int, *, indent: int = 0) -> None:
+    """Print ``text`` (made visible) wrapped at ``width``; continuation lines indented by ``indent``."""
+    wrapper = Wrapper(out, width, indent=indent)
+    wrapper.feed(visible(text))
+    wrapper.end()
+
+
+def terminal_width(out: TextIO, env: Mapping[str, str]) -> int:
+    """The width to wrap at: ``COLUMNS`` when set, else the terminal's, else 80 (a pipe or a file)."""
+    columns = env.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        if out.isatty():
+            return max(os.get_terminal_size(out.fileno()).columns, 1)
+    except (OSError, ValueError, AttributeError):
+        pass
+    return 80
+
+
+class Wrapper:
+    """Writes text as it arrives, broken into lines of at most ``width`` cells between words, never inside one.
+
+    A word is held back until the space after it arrives (or :meth:`end`), so a streamed reply is never broken in
+    the middle of a word it has not finished yet. East Asian wide characters count two cells and may be broken
+    between (Chinese has no spaces); a word longer than a whole line is kept whole on a line of its own (the
+    terminal shows it, cut nowhere by the console). Newlines in the text are kept; spaces at a break are dropped.
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> wrapper = Wrapper(out, 12)
+    >>> wrapper.feed("a streamed rep"); wrapper.feed("ly arrives")
+    >>> wrapper.end()
+    >>> out.getvalue()
+    'a streamed\\nreply\\narrives\\n'
+    """
+
+    def __init__(self, out: TextIO, width: int, *, indent: int = 0) -> None:
+        self._out = out
+        self._width = max(width, 1)
+        self._indent = indent if indent < width // 2 else 0
+        self._column = 0
+        self._word: list[str] = []
+        self._word_cells = 0
+        self._gap = ""
+        self._dirty = False
+
+    def feed(self, text: str) -> None:
+        """Take the next piece of text; write every word it completes."""
+        for char in text:
+            if char == "\n":
+                self._place()
+                self._out.write("\n")
+                self._column, self._gap, self._dirty = 0, "", False
+            elif char in " \t":
+                self._place()
+                self._gap += char
+            elif cells(char) == 2:
+                self._place()
+                self._word, self._word_cells = [char], 2
+                self._place()
+            else:
+                self._word.append(char)
+                self._word_cells += cells(char)
+        self._out.flush()
+
+    def end(self) -> None:
+        """Write the last word and end the line, if anything is on it."""
+        self._place()
+        if self._dirty:
+            self._out.write("\n")
+        self._column, self._gap, self._dirty = 0, "", False
+        self._out.flush()
+
+    def _place(self) -> None:
+        if not self._word:
+            return
+        gap = sum(8 - (self._column + n) % 8 if c == "\t" else 1 for n, c in enumerate(self._gap))
+        if self._dirty and self._column + gap + self._word_cells > self._width:
+            self._out.write("\n" + " " * self._indent)
+            self._column = self._indent
+        else:
+            self._out.write(self._gap)
+            self._column += gap
+        self._out.write("".join(self._word))
+        self._column += self._word_cells
+        self._word, self._word_cells, self._gap, self._dirty = [], 0, "", True
+
+
+def cells(char: str) -> int:
+    """How many terminal cells ``char`` takes: two for East Asian wide and full-width, none for a combining mark."""
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from lab.console import Wrapper
+from lab.terminal import Wrapper
 
 
 def _wrap(pieces: list[str], width: int, indent: int = 0) -> str:

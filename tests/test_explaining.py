@@ -138,8 +138,7 @@ class TestCheckOutsideLock:
         assert out[start + 1 : start + 1 + len(lines)] == lines
         assert explanation.swapped is not None
         assert out[start + 1 + len(lines)] == (
-            f"  allowed: lab replay race_two_requests:"
-            f"{explanation.swapped.schedule} --variant CheckOutsideLockSession"
+            f"  allowed: lab replay race_two_requests:{explanation.swapped.schedule} --variant CheckOutsideLockSession"
         )
 
 

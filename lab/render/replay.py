@@ -16,10 +16,17 @@ from lab.render.fitting import Fitted, Hanging, indented
 from lab.scenarios.runner import ScenarioResult
 
 
-def replay_table(result: ScenarioResult, actors: Sequence[str]) -> Fitted:
+def replay_table(result: ScenarioResult, actors: Sequence[str], *, limit: int | None = None) -> Fitted:
     """The interleaving as Lincheck prints one: a column per actor, switches and waits named, state rows; where
-    that does not fit, one event per line, each named by its step and actor."""
+    that does not fit, one event per line, each named by its step and actor.
+
+    ``limit``: at most that many rows, the first two thirds and the last third, with one row saying how many
+    were left out between them (a spinner's run of 6,000 steps is read at its start and its end)."""
     rows = _replay_rows(result, actors)
+    if limit is not None and len(rows) > limit:
+        head, tail = limit * 2 // 3, limit - limit * 2 // 3
+        gap = ("", None, Text(f"... {len(rows) - head - tail} rows left out ...", style="dim"))
+        rows = [*rows[:head], gap, *rows[len(rows) - tail :]]
 
     def lines() -> list[RenderableType]:
         shown: list[RenderableType] = []

@@ -11,6 +11,7 @@ evidence.
 from __future__ import annotations
 
 from lab.scenarios.base import Lab, Pin, Scenario, actor
+from lab.scenarios.cross_check import CrossCheck, cross_check
 from lab.scenarios.explaining import Explanation, explain_failure, replay_command
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario, replay_scenario, run_failure
 from lab.scenarios.helper_modules import helper_modules, helper_name, helper_stems
@@ -42,6 +43,7 @@ __all__ = [
     "BrokenScenario",
     "CellStatus",
     "Check",
+    "CrossCheck",
     "Explanation",
     "ExploreVerdict",
     "Grade",
@@ -60,6 +62,7 @@ __all__ = [
     "build_kill_matrix",
     "chat_state",
     "check_new_name",
+    "cross_check",
     "describe_pin",
     "discover",
     "explain_failure",

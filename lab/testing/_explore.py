@@ -24,6 +24,9 @@ from lab.scenarios import (
     actor,
     explore_scenario,
 )
+from lab.scenarios import (
+    cross_check as run_cross_check,
+)
 from lab.testing._failures import ExplorationFailed, failure_text, replay_saved
 
 Check = Callable[[Any], Mapping[str, bool] | Iterable[tuple[str, bool]]]
@@ -54,6 +57,7 @@ def explore_code(
     seed: int = 0,
     seconds: float | None = DEFAULT_SECONDS,
     replay_first: str = "",
+    cross_check: int = 0,
 ) -> ScenarioExploration:
     """Explore ``actors`` over the state ``setup`` builds; raise :class:`ExplorationFailed` (an AssertionError),
     readably, unless every schedule ended well.
@@ -75,6 +79,10 @@ def explore_code(
     executions are slow (a hundred threads) ends, INCOMPLETE and saying so, rather than after an hour;
     ``seconds=None`` lifts it.
 
+    ``cross_check=N`` then runs the actors N times on fresh real threads (:mod:`lab.scenarios.cross_check`): an
+    outcome they reach that no explored schedule reached is a MODEL GAP (the lab's model of this program is wrong),
+    and the exploration fails with it.
+
     ``replay_first`` is a schedule that failed before (the pytest plugin keeps each failing test's schedule, as
     Hypothesis keeps its examples): it is replayed before any search, and if it still fails, that is the failure,
     at once. A schedule that no longer replays (the code changed) or now passes is passed over, and the search runs.
@@ -94,9 +102,14 @@ def explore_code(
         search=(mode, strategy, seed, seconds),
         replay_first=replay_first,
     )
-    if found.verdict is ExploreVerdict.PASS:
-        return found
-    raise ExplorationFailed(failure_text(found, loaded), found)
+    if found.verdict is not ExploreVerdict.PASS:
+        raise ExplorationFailed(failure_text(found, loaded), found)
+    if cross_check:  # real threads check the model: an outcome they reach that no schedule did is a MODEL GAP
+        gaps = run_cross_check(loaded, cross_check).describe_gaps(found)
+        if gaps:
+            head = f"{found.name}: not PASS: real threads reached what the exploration never did ({found.granularity})"
+            raise ExplorationFailed("\n".join([head, *gaps]), found)
+    return found
 
 
 def _explore(

@@ -27,6 +27,9 @@ from lab.scenarios import (
     run_failure,
 )
 
+TABLE_ROWS = 120
+"""The most rows a failure's replay table shows: its start and its end, and how many rows were left out."""
+
 
 class ExplorationFailed(LabError, AssertionError):
     """An exploration that was not a PASS, raised by :func:`explore_code` with a message readable as it stands;
@@ -46,7 +49,7 @@ class ExplorationFailed(LabError, AssertionError):
 def replay_code(found: ScenarioExploration, loaded: LoadedScenario, schedule: str) -> str:
     """The table of one schedule (``found.counterexample.schedule``, say), one column per actor, as text."""
     result = replay_scenario(loaded, schedule, granularity=found.granularity, watch_states=True)
-    return _render(replay_table(result, loaded.cls.actors))
+    return _render(replay_table(result, loaded.cls.actors, limit=TABLE_ROWS))
 
 
 def failure_text(found: ScenarioExploration, loaded: LoadedScenario) -> str:
@@ -83,7 +86,7 @@ def replay_saved(loaded: LoadedScenario, schedule: str, granularity: str) -> Non
         f"why: {why}",
         f"reached: {', '.join(f'{key}={value}' for key, value in sorted(replayed.observed.items()))}",
         f"schedule: {schedule}",
-        _render(replay_table(replayed, loaded.cls.actors)),
+        _render(replay_table(replayed, loaded.cls.actors, limit=TABLE_ROWS)),
     ]
     explanation = explain_failure(loaded, schedule, granularity=granularity, run=replayed.run)
     if explanation.lines(width=100):

@@ -20,10 +20,11 @@ from lab.engine.sync._barrier import Barrier
 from lab.engine.sync._event import Event
 from lab.engine.sync._latch import Latch
 from lab.engine.sync._lock import LabLock
-from lab.engine.sync._probe import ProbeHook, Probes
+from lab.engine.sync._probe import FREE_ACTOR, ProbeHook, Probes
 from lab.engine.sync._standard import scheduler_aware_primitives
 
 __all__ = [
+    "FREE_ACTOR",
     "Barrier",
     "Event",
     "LabLock",

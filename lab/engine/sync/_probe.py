@@ -3,6 +3,8 @@ and a scenario may hold an actor there until a latch opens (or count a latch dow
 
 from __future__ import annotations
 
+import threading
+
 from lab.engine.core._footprint import EVERYTHING, NOTHING
 from lab.engine.core._scheduler import Scheduler
 from lab.engine.sync._latch import Latch, _LatchOpen
@@ -42,6 +44,9 @@ class Probes:
     def _reach(self, obj: str, point: str) -> None:
         me = self._scheduler.current()
         if me is None:
+            free = getattr(FREE_ACTOR, "name", None)
+            if free is not None:
+                self._reach_freely(free, point)
             return
         # What the step after a probe touches is unknown until it runs: announce "anything", execute nothing; the
         # accesses recorded while the step runs say what it really did.
@@ -59,6 +64,21 @@ class Probes:
             self._scheduler.record("hold", obj, {"point": point, "until": latch.name})
             self._scheduler.block(_HeldAt(point, latch), executes=latch.reads())
             self._scheduler.record("unhold", obj, {"point": point})
+
+    def _reach_freely(self, me: str, point: str) -> None:
+        """The same signals and holds for an actor on a free thread (a cross-check's real run): the latch's own
+        ``threading`` behaviour does the waiting, and no scheduler is involved."""
+        signal = self._signals.get((me, point))
+        if signal is not None:
+            signal.count_down()
+        latch = self._holds.get((me, point))
+        if latch is not None:
+            latch.wait()
+
+
+FREE_ACTOR = threading.local()
+"""``FREE_ACTOR.name``: the actor a free thread runs as, outside any scheduled run (a cross-check of the model on
+real threads), so that probe holds and signals still apply to it; unset everywhere else."""
 
 
 class ProbeHook:

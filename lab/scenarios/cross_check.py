@@ -1,0 +1,210 @@
+"""Real threads check the model: the actors run many times on fresh, free threads, and what they reach is compared
+with what the exploration reached.
+
+An exploration is only as sound as its model of the program: the scheduling points it sees, the footprints it
+records, the primitives it knows. A shape the model misses (state the recording cannot see, a primitive it does not
+know) makes the explorer call a racy program PASS. Real threads do not share the model's blind spots, so an outcome
+they reach that the exploration never reached is a **MODEL GAP**: the model is wrong about this program, and no
+verdict on it can be PASS. The converse proves nothing: real threads reach few of the possible interleavings, which
+is why the explorer exists.
+
+Each real run builds the scenario afresh (``setup()``), starts every actor on its own new thread at once (a barrier),
+with the interpreter switching threads as often as it can (``sys.setswitchinterval``), and waits a bounded time.
+Probe holds and signals still apply (an actor on a free thread is named to them: ``FREE_ACTOR``), and the lab's
+latches behave as their ``threading`` counterparts; nothing else of the lab is involved: no scheduler, no stand-ins,
+no rewritten code. An actor that has not finished by the deadline is HUNG; its thread is left behind (a daemon).
+
+Real runs run on real time. A scenario whose outcome is a time (the scripted transport's deadlines run on the run's
+virtual clock) reads it differently there, and cannot be cross-checked for it; the suite says which.
+
+Real runs are not deterministic. A :class:`CrossCheck` is kept apart from traces and records the audit replays: the
+counts may differ from one run to the next, only what kind of thing it says is fixed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from lab.engine.core import Json, Scheduler, sorted_detail
+from lab.engine.sync import FREE_ACTOR
+from lab.errors import UsageError
+from lab.scenarios.base import Lab, Scenario
+from lab.scenarios.exploring import ScenarioExploration, outcome_key
+from lab.scenarios.loader import LoadedScenario
+from lab.scenarios.results import outcome_text
+
+SWITCH_INTERVAL = 1e-6
+"""Seconds between the interpreter's forced thread switches during a real run (CPython's default is 5 ms)."""
+
+RUN_SECONDS = 5.0
+"""How long one real run may take before its unfinished actors are HUNG."""
+
+_REAL_MONOTONIC = time.monotonic
+
+UNCHECKED = "(invariants not readable on real threads)"
+"""What a real run's broken invariants are when ``invariants()`` raised there (it read the trace, say)."""
+
+_STOPPED = frozenset({"DEADLOCK", "HUNG"})
+_UNFINISHED = frozenset({"BLOCKED", "HUNG"})
+
+
+@dataclass(frozen=True)
+class CrossCheck:
+    """What ``runs`` real runs reached: each outcome (an exploration's outcome key) with how many runs reached it."""
+
+    name: str
+    runs: int
+    reached: Mapping[str, int] = field(default_factory=dict)
+    setup_failures: int = 0
+
+    def gaps(self, found: ScenarioExploration) -> list[str]:
+        """The outcome keys real threads reached and ``found`` (an exploration of the same scenario) never did.
+
+        Two differences are not gaps. A real run whose actors did not finish in time is HUNG, where the explorer
+        says DEADLOCK (it sees who waits for what; real threads only stop): it matches an explored deadlock or hang
+        in which the same actors finished alike. A real run whose invariants could not be read (they read the trace,
+        which a real run has not) is compared by what it observed alone."""
+        explored = [json.loads(key) for key in found.outcomes]
+        return sorted(key for key in self.reached if not any(_matches(json.loads(key), e) for e in explored))
+
+    def describe_gaps(self, found: ScenarioExploration) -> list[str]:
+        """One line per MODEL GAP: what real threads reached, in how many runs, and that exploring never did."""
+        lines = []
+        for key in self.gaps(found):
+            observed = json.loads(key)
+            shown = ", ".join(f"{k}={v}" for k, v in sorted(observed["observed"].items()))
+            broken = f"; broken: {', '.join(observed['broken'])}" if observed["broken"] else ""
+            lines.append(
+                f"MODEL GAP: real threads reached {shown}{broken} in {self.reached[key]} of {self.runs} runs; "
+                f"no explored schedule of {found.granularity} granularity did"
+            )
+        return lines
+
+    def to_json(self) -> dict[str, Json]:
+        """Its own section of the evidence: outside every record the audit replays (the counts are not repeatable)."""
+        return {
+            "name": self.name,
+            "runs": self.runs,
+            "reached": dict(sorted(self.reached.items())),
+            "setup_failures": self.setup_failures,
+        }
+
+
+def cross_check(
+    loaded: LoadedScenario, runs: int, *, variant: str | None = None, seconds: float = RUN_SECONDS
+) -> CrossCheck:
+    """Run ``loaded``'s actors ``runs`` times on fresh real threads and tally the outcomes they reach."""
+    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+        raise UsageError(f"a cross-check needs a number of runs >= 1, not {runs!r}")
+    reached: Counter[str] = Counter()
+    failures = 0
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    try:
+        for _ in range(runs):
+            key = _one_run(loaded, variant, seconds)
+            if key is None:
+                failures += 1
+            else:
+                reached[key] += 1
+    finally:
+        sys.setswitchinterval(previous)
+    return CrossCheck(loaded.name, runs, dict(reached), failures)
+
+
+def _one_run(loaded: LoadedScenario, variant: str | None, seconds: float) -> str | None:
+    """One real run's outcome key, or ``None`` when ``setup()`` raised (no run to compare)."""
+    cls = loaded.cls
+    scenario: Scenario = cls()
+    scheduler = Scheduler()  # never run: it names the actors for the lab, and its primitives act as threading's
+    for name in cls.actors:
+        scheduler.add_actor(name, lambda: None)
+    scenario.lab = Lab(scheduler, cls)
+    chosen = variant if variant is not None else next(iter(cls.variants), "")
+    if chosen:
+        scenario.variant = cls.variants[chosen]
+    try:
+        scenario.setup()
+    except Exception:
+        return None
+    outcomes: dict[str, str] = {}
+    start = threading.Barrier(len(cls.actors))
+    threads = [
+        threading.Thread(
+            target=_body(name, getattr(scenario, name), start, outcomes), daemon=True, name=f"cross-check {name}"
+        )
+        for name in cls.actors
+    ]
+    for thread in threads:
+        thread.start()
+    deadline = _REAL_MONOTONIC() + seconds
+    for thread in threads:
+        thread.join(max(deadline - _REAL_MONOTONIC(), 0.0))
+    hung = [name for name, thread in zip(cls.actors, threads, strict=True) if thread.is_alive()]
+    for name in hung:
+        outcomes[name] = "HUNG"
+    observed: dict[str, Json] = {"run": "HUNG" if hung else "FINISHED", **{a: outcomes[a] for a in cls.actors}}
+    broken: tuple[str, ...] = ()
+    if not hung:  # a hung actor may hold what observe() needs
+        try:
+            observed.update(sorted_detail(dict(scenario.observe())))
+        except Exception as error:
+            observed["unreadable"] = type(error).__name__
+        try:
+            broken = tuple(_failed(cls, scenario))
+        except Exception:  # an invariant that reads the trace: a real run has none
+            broken = (UNCHECKED,)
+    return outcome_key(observed, broken)
+
+
+def _failed(cls: type[Scenario], scenario: Scenario) -> list[str]:
+    """The invariant checks that failed, named as a graded run names them (an expected break that held fails)."""
+    failed = []
+    for name, held in scenario.invariants():
+        if name in cls.expect_broken:
+            if held:
+                failed.append(f"the bug shows: {name} is broken")
+        elif not held:
+            failed.append(str(name))
+    return failed
+
+
+def _matches(real: Mapping[str, Json], explored: Mapping[str, Json]) -> bool:
+    """Whether a real run's outcome is one the exploration reached (see :meth:`CrossCheck.gaps`)."""
+    seen, there = dict(real["observed"]), dict(explored["observed"])
+    if real["broken"] != [UNCHECKED] and real["broken"] != explored["broken"]:
+        return False
+    if seen.get("run") == "HUNG" and there.get("run") in _STOPPED:
+        stuck = {k for k, v in seen.items() if v == "HUNG" and k != "run"}
+        return all(there.get(k) in _UNFINISHED for k in stuck) and all(
+            there.get(k) == v for k, v in seen.items() if k not in stuck and k != "run"
+        )
+    return seen == there
+
+
+def _body(
+    name: str, method: Callable[[], object], start: threading.Barrier, outcomes: dict[str, str]
+) -> Callable[[], None]:
+    def run() -> None:
+        FREE_ACTOR.name = name
+        try:
+            start.wait()
+            outcomes[name] = outcome_text(method())
+        except BaseException:
+            outcomes[name] = "ERROR"
+
+    return run
+
+
+def gaps_of(checks: Sequence[CrossCheck], found: ScenarioExploration) -> list[str]:
+    """Every MODEL GAP line of ``checks`` against ``found``."""
+    return [line for check in checks for line in check.describe_gaps(found)]
+
+
+__all__ = ["RUN_SECONDS", "SWITCH_INTERVAL", "CrossCheck", "cross_check", "gaps_of"]
