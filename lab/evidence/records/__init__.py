@@ -60,7 +60,7 @@ from lab.evidence.records.records import (
     started_record,
     unique_keys,
 )
-from lab.evidence.records.safefs import MAX_ENTRIES, MIB, FolderReader, Unreadable, path_problem, printable
+from lab.evidence.records.safefs import MAX_DEPTH, MAX_ENTRIES, MIB, FolderReader, Unreadable, path_problem, printable
 from lab.evidence.records.schema import (
     AUDIT_FIELDS,
     AUDIT_OPTIONAL,
@@ -107,6 +107,7 @@ __all__ = [
     "KILL_MATRIX",
     "KILL_MATRIX_FIELDS",
     "LINES_CAP",
+    "MAX_DEPTH",
     "MAX_ENTRIES",
     "MIB",
     "NORMALIZATION",

@@ -10,15 +10,17 @@ from __future__ import annotations
 from lab.evidence.reexecute.child import Code
 from lab.evidence.reexecute.isolation import Job, run_files
 from lab.evidence.reexecute.reexplore import ExpectedExploration
-from lab.evidence.reexecute.rerun import ARCHIVE, CHECKOUT, Expected, rerun
+from lab.evidence.reexecute.rerun import ARCHIVE, CHECKOUT, NOTHING_TO_RERUN, Expected, matched_note, rerun
 
 __all__ = [
     "ARCHIVE",
     "CHECKOUT",
+    "NOTHING_TO_RERUN",
     "Code",
     "Expected",
     "ExpectedExploration",
     "Job",
+    "matched_note",
     "rerun",
     "run_files",
 ]
