@@ -271,7 +271,8 @@ _OVERFLOW_JS = """() => {
 def test_the_page_reads_at_every_width(folder: Path, tmp_path: Path, width: int) -> None:
     """At a phone's 390 px, a tablet's 768 and a desktop's 1280, nothing runs off the page: the page itself never
     scrolls sideways, and whatever is wider than the screen (a timeline, a wide table) scrolls inside its own box.
-    Every failing box names the outcome it reached. A full-page screenshot of each width is written."""
+    Every failing box names the outcome it reached, and the counterexample shows its run step by step with the two
+    racing steps marked by what they touched. A full-page screenshot of each width is written."""
     _browser_or_skip()
     from playwright.sync_api import sync_playwright
 
@@ -296,6 +297,11 @@ def test_the_page_reads_at_every_width(folder: Path, tmp_path: Path, width: int)
             for index in range(boxes.count()):
                 reached = boxes.nth(index).locator(".reached")
                 assert "slow=COMMITTED" in reached.inner_text(), reached.inner_text()
+            steps = page.locator(".counterexample ol.steps li")
+            assert steps.count() > 10  # the run step by step, not blocks of choices
+            racing = page.locator(".counterexample ol.steps li.racing")
+            assert racing.count() == 2 and "races: " in racing.first.inner_text()
+            assert racing.first.is_visible()
             page.screenshot(path=str(tmp_path / f"report-{width}.png"), full_page=True)
         finally:
             context.close()

@@ -36,6 +36,7 @@ from lab.engine.search import (
     run_parts,
     search,
 )
+from lab.scenarios.counter_steps import CounterStep, counter_steps
 from lab.scenarios.explaining import Explanation, explain_failure, replay_command
 from lab.scenarios.loader import LoadedScenario
 from lab.scenarios.outcomes import UNDECLARED, Grade, Outcome, row_for
@@ -85,6 +86,9 @@ class Counterexample:
     replayed: bool
     preemptions: int
     explanation: Explanation | None = None
+    steps: tuple[CounterStep, ...] = ()
+    """The failing run step by step (:mod:`lab.scenarios.counter_steps`); empty when it did not replay."""
+    steps_left_out: int = 0
 
 
 @dataclass(frozen=True)
@@ -494,7 +498,9 @@ def _confirm(
     explanation = (
         explain_failure(loaded, schedule, granularity=granularity, variant=variant, run=execution.run) if same else None
     )
-    return Counterexample(schedule, observed, why, same, execution.preemptions, explanation), problem
+    steps, left_out = counter_steps(replayed) if same else ((), 0)
+    example = Counterexample(schedule, observed, why, same, execution.preemptions, explanation, steps, left_out)
+    return example, problem
 
 
 def replay_scenario(

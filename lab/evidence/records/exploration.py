@@ -106,6 +106,8 @@ def _record(found: ScenarioExploration, *, default_variant: bool) -> dict[str, J
             "replayed": example.replayed,
             "preemptions": example.preemptions,
             "explanation": None if example.explanation is None else example.explanation.to_json(),
+            "steps": [step.to_json() for step in example.steps],
+            "steps_left_out": example.steps_left_out,
         },
         "replay_command": found.replay_command,
         "preemption_bound": found.preemption_bound,

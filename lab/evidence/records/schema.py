@@ -232,6 +232,9 @@ EXPLANATION_FIELDS: Mapping[str, Rule] = {
     "racing": (lambda v: isinstance(v, list) and all(isinstance(race, dict) for race in v), "a list of objects"),
     "text": STR_LIST,
 }
+STEP_FIELDS: Mapping[str, Rule] = {"step": COUNT, "actor": STR, "did": STR_LIST}
+"""One step of a counterexample's run (``steps``, checked when present: records written before counterexamples kept
+their steps do not have them), with ``steps_left_out`` a whole number."""
 CELL_FIELDS: Mapping[str, Rule] = {
     "variant": STR,
     "scenario": NAME,

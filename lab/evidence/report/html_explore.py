@@ -78,6 +78,7 @@ def _exploration(rel: str, record: Mapping[str, Any], actors: Sequence[str]) -> 
             f"<p>Replay: <code>{esc(failing.replay)}</code></p>",
         ]
         if failing.shortest:
+            parts.append(_steps(record["counterexample"]))
             parts.append(_explanation(record))
         parts.append("</div>")
     for row in record["rows"]:
@@ -93,6 +94,50 @@ def _exploration(rel: str, record: Mapping[str, Any], actors: Sequence[str]) -> 
         parts.append(f"<p>Problem: {esc(record['problem'])}</p>")
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def _steps(example: Mapping[str, Any]) -> str:
+    """The failing run step by step, the racing steps marked with what they touched (records written before
+    counterexamples kept their steps have none: then nothing)."""
+    steps = example.get("steps")
+    if not steps:
+        return ""
+    racing = _racing_accesses(example.get("explanation"))
+    rows = []
+    for step in steps:
+        number = int(step["step"])
+        touched = racing.get(number)
+        mark = ' class="racing"' if touched else ""
+        did = "; ".join(str(event) for event in step["did"]) or "(nothing recorded)"
+        rows.append(
+            f'<li data-step="{number}" data-actor="{esc(step["actor"])}"{mark}><span class="num">{number}</span> '
+            f"<b>{esc(step['actor'])}</b> {esc(did)}"
+            + (f'<span class="touched"> races: {esc("; ".join(touched))}</span>' if touched else "")
+            + "</li>"
+        )
+    left = int(example.get("steps_left_out", 0))
+    more = f'<p class="note">{left} more steps are left out.</p>' if left else ""
+    return (
+        '<details class="steps" open><summary>The run step by step (racing steps marked)</summary>'
+        f'<ol class="steps">{"".join(rows)}</ol>{more}</details>'
+    )
+
+
+def _racing_accesses(explanation: object) -> dict[int, list[str]]:
+    """Each racing step's number, with the accesses by which it races (from the explanation's swap and races)."""
+    found: dict[int, list[str]] = {}
+    if not isinstance(explanation, Mapping):
+        return found
+    races = [explanation.get("swap"), *(explanation.get("racing") or [])]
+    for race in races:
+        if not isinstance(race, Mapping):
+            continue
+        for side in ("first", "second"):
+            step = race.get(side)
+            if isinstance(step, Mapping):
+                accesses = [f"{a['access']} at {a['file']}:{a['line']}" for a in step.get("accesses", [])]
+                found.setdefault(int(step["step"]), []).extend(a for a in accesses if a not in found.get(int(step["step"]), []))
+    return found
 
 
 def _explanation(record: Mapping[str, Any]) -> str:

@@ -127,5 +127,9 @@ color:#fff;font-weight:600}.strip td.could{background:var(--soft);color:var(--mu
 .counterexample{border-left:4px solid var(--bad);padding:2px 12px;margin:10px 0;background:#fffafa}
 .example{border-left:4px solid var(--line);padding:2px 12px;margin:10px 0}
 nav table td:first-child a{font-weight:600}
+ol.steps{list-style:none;padding:0;margin:4px 0;font-size:12px;max-height:28em;overflow-y:auto}
+ol.steps li{padding:1px 6px;overflow-wrap:anywhere}ol.steps li .num{color:var(--mute);display:inline-block;
+min-width:2.5em;text-align:right;margin-right:6px}ol.steps li.racing{background:var(--badbg)}
+ol.steps .touched{color:var(--bad)}
 @media (max-width:600px){main{padding:10px 10px 32px}h1{font-size:20px}h2{font-size:18px}.meter{width:80px}}
 """

@@ -30,6 +30,7 @@ from lab.evidence.records.loading import load_record
 from lab.evidence.records.safefs import FolderReader, printable
 from lab.evidence.records.schema import (
     EXPLANATION_FIELDS,
+    STEP_FIELDS,
     EXPLORATION_FIELDS,
     KILL_MATRIX_FIELDS,
     SUMMARY_FIELDS,
@@ -206,6 +207,16 @@ def _check_verdict(record: Mapping[str, Any], say: Callable[[str], None]) -> Non
         say("has a replay_command but no counterexample")
     if example is not None and example.get("explanation") is not None:
         _check_explanation(record, example, say)
+    if example is not None and "steps" in example:
+        steps, left = example["steps"], example.get("steps_left_out")
+        if not isinstance(steps, list) or not all(
+            isinstance(step, dict) and not field_problems(step, STEP_FIELDS) for step in steps
+        ):
+            say("its counterexample's steps are not a list of {step, actor, did}")
+        elif [step["step"] for step in steps] != list(range(len(steps))):
+            say("its counterexample's steps are not numbered 0, 1, 2, ... in order")
+        if not (isinstance(left, int) and not isinstance(left, bool) and left >= 0):
+            say("its counterexample's steps_left_out is not a whole number >= 0")
 
 
 def _check_explanation(record: Mapping[str, Any], example: Mapping[str, Any], say: Callable[[str], None]) -> None:
