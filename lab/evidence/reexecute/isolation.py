@@ -26,6 +26,7 @@ import base64
 import contextlib
 import json
 import os
+import select
 import selectors
 import signal
 import sys
@@ -57,6 +58,8 @@ GRACE_SECONDS = 60.0
 PARALLEL = max(1, min(os.cpu_count() or 1, 4))
 """How many workers run at once."""
 _MAX_FD = 1 << 16
+_POLL = 0.05
+"""How often a wait on workers' pipes looks whether a worker ended while something it left holds them open."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +138,8 @@ def run_jobs(
             if on_done is not None:
                 on_done(index, found[-1])
         return found
+    adopt_orphans()
+    before = set(_children())  # the caller's own children (a database server, say) are not the workers' leftovers
     outcomes: dict[int, Ran] = {}
     running: dict[int, _Worker] = {}  # by the descriptor of its report pipe
     waiting = list(enumerate(jobs))
@@ -147,13 +152,14 @@ def run_jobs(
                     running[worker.report_r] = worker
                     selector.register(worker.report_r, selectors.EVENT_READ, worker)
                     selector.register(worker.output_r, selectors.EVENT_READ, worker)
-                timeout = max(min(w.deadline for w in running.values()) - time.monotonic(), 0.0)
+                timeout = min(max(min(w.deadline for w in running.values()) - time.monotonic(), 0.0), _POLL)
                 for key, _ in selector.select(timeout):
                     key.data.read(key.fd, selector)
                 now = time.monotonic()
                 for worker in list(running.values()):
                     if worker.reason is None and now >= worker.deadline:
                         worker.reason = f"its worker did not finish within {worker.limit:g} s; stopped"
+                    worker.ended(selector)
                     if worker.done:
                         for fd in worker.open_fds():
                             selector.unregister(fd)
@@ -164,7 +170,66 @@ def run_jobs(
     finally:
         for worker in running.values():  # interrupted (Ctrl-C): no worker outlives the parent
             worker.finish()
+        sweep_orphans(keep=before)
     return [outcomes[index] for index in range(len(jobs))]
+
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def adopt_orphans() -> bool:
+    """Make this process the subreaper of everything it starts (Linux's ``PR_SET_CHILD_SUBREAPER``): a process a
+    worker started, even one that left the worker's session with ``setsid()``, is re-parented to this process
+    when the worker ends, not to init, so :func:`sweep_orphans` finds it. False where the platform has no such
+    flag (then only the worker's process group is killed)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _children() -> list[int]:
+    """The processes whose parent is this one (read from ``/proc``; none where there is no ``/proc``)."""
+    me = str(os.getpid())
+    found: list[int] = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return found
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1].decode() == me:
+            found.append(int(name))
+    return found
+
+
+def sweep_orphans(rounds: int = 50, keep: set[int] | frozenset[int] = frozenset()) -> int:
+    """Kill and reap every child of this process that is not running a job any more: the processes workers left
+    behind, re-parented here (:func:`adopt_orphans`), but those in ``keep``. Repeated until none is left, since
+    killing one re-parents its own children here. Returns how many were ended."""
+    ended = 0
+    for _ in range(rounds):
+        found = [pid for pid in _children() if pid not in keep]
+        if not found:
+            return ended
+        for pid in found:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, 0)
+            ended += 1
+    return ended
 
 
 def _in_process(job: Job) -> Ran:
@@ -192,6 +257,8 @@ class _Worker:
         self.printed = 0
         self.closed: set[int] = set()
         self.reason: str | None = None
+        self.status: int | None = None
+        """The worker's wait status, once it ended (its pipes may still be held open by what it left behind)."""
 
     @classmethod
     def start(cls, index: int, job: Job) -> _Worker:
@@ -210,7 +277,26 @@ class _Worker:
     @property
     def done(self) -> bool:
         """Both pipes closed (the worker ended), or a reason to stop it."""
-        return self.reason is not None or len(self.closed) == 2
+        return self.reason is not None or len(self.closed) == 2 or self.status is not None
+
+    def ended(self, selector: selectors.BaseSelector) -> None:
+        """Notice the worker's end even while a process it left behind holds its pipes open: then read what the
+        pipes already hold, and stop waiting for them."""
+        if self.status is not None:
+            return
+        try:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            pid, status = self.pid, 0
+        if pid == 0:
+            return
+        for fd in self.open_fds():
+            for _ in range(RESULT_CAP // (1 << 16) + 2):
+                ready, _, _ = select.select([fd], [], [], 0)
+                if not ready or fd in self.closed or self.reason is not None:
+                    break
+                self.read(fd, selector)
+        self.status = status
 
     def open_fds(self) -> list[int]:
         """The worker's pipes the parent still watches."""
@@ -240,7 +326,7 @@ class _Worker:
             os.killpg(self.pid, signal.SIGKILL)
         with contextlib.suppress(OSError):
             os.kill(self.pid, signal.SIGKILL)  # in case it ended before it made its own group
-        status = _reap(self.pid)
+        status = self.status if self.status is not None else _reap(self.pid)
         for fd in (self.report_r, self.output_r):
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -262,7 +348,7 @@ class _Worker:
 def _worker(job: Job, report_w: int, output_w: int) -> None:
     code = 70
     try:
-        os.setpgid(0, 0)
+        os.setsid()  # a session and a process group of its own: no terminal signal reaches it, nor its siblings'
         report, output = os.dup(report_w), os.dup(output_w)  # above 2, whatever the parent had closed
         os.dup2(output, 1)
         os.dup2(output, 2)
@@ -412,4 +498,4 @@ def _errored(path: Path, reason: str) -> ScenarioResult:
     )
 
 
-__all__ = ["ISOLATED", "Job", "Ran", "describe", "run_file", "run_files", "run_jobs"]
+__all__ = ["ISOLATED", "Job", "Ran", "adopt_orphans", "describe", "run_file", "run_files", "run_jobs", "sweep_orphans"]
