@@ -82,6 +82,6 @@ def test_no_shipped_scenario_shows_a_model_gap() -> None:
         found = explore_scenario(item, granularity="line")
         stops = any('"run": "FINISHED"' not in key for key in found.outcomes)
         slow = "deadline" in path.read_text() or "Pause(" in path.read_text()
-        runs, seconds = (2, 15.0) if slow else (3, 2.0) if stops else (20, 5.0)
+        runs, seconds = (1, 13.0) if slow else (2, 1.5) if stops else (10, 5.0)
         gaps += [f"{item.name}: {line}" for line in cross_check(item, runs, seconds=seconds).describe_gaps(found)]
     assert gaps == []
