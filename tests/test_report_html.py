@@ -194,6 +194,7 @@ def test_a_missing_browser_skips_unless_it_is_required(tmp_path: Path, monkeypat
         _browser_or_skip()
 
 
+@pytest.mark.slow  # a Chromium start, 4 s: with the widths below, run by .ci/run's -m slow
 @pytest.mark.timeout(120)
 def test_the_page_in_a_real_browser(folder: Path, tmp_path: Path) -> None:
     """Headless Chromium loads the page with no console error and no request beyond the file; every scenario has
