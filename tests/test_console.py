@@ -356,7 +356,7 @@ class TestControlCharacters:
 
 class TestLineEditing:
     @pytest.mark.slow
-    @pytest.mark.timeout(20)
+    @pytest.mark.timeout(60)  # four prompts of up to 10 s each on a loaded machine, and the start
     def test_on_a_terminal_arrow_keys_edit_and_recall(self, tmp_path: Path) -> None:
         """On a real terminal with readline, left arrow edits the line and up arrow recalls the last question; no
         history file is written."""
