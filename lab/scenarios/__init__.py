@@ -13,7 +13,14 @@ from __future__ import annotations
 from lab.scenarios.base import Lab, Pin, Scenario, actor
 from lab.scenarios.cross_check import CrossCheck, cross_check
 from lab.scenarios.explaining import Explanation, explain_failure, replay_command
-from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, explore_scenario, replay_scenario, run_failure
+from lab.scenarios.exploring import (
+    ExploreVerdict,
+    ScenarioExploration,
+    explore_scenario,
+    failure_reason,
+    replay_scenario,
+    run_failure,
+)
 from lab.scenarios.helper_modules import helper_modules, helper_name, helper_stems
 from lab.scenarios.kill_matrix import CellStatus, KillCell, KillMatrix, build_kill_matrix, race_scenario
 from lab.scenarios.loader import BrokenScenario, LoadedScenario, discover, load, load_all
@@ -67,6 +74,7 @@ __all__ = [
     "discover",
     "explain_failure",
     "explore_scenario",
+    "failure_reason",
     "forbidden",
     "helper_modules",
     "helper_name",

@@ -448,6 +448,12 @@ def _why(table: tuple[Outcome, ...], actors: Sequence[str], what: object) -> str
     result = what.payload if isinstance(what, Execution) else what
     if not isinstance(result, ScenarioResult):  # an invariant of this module's own run, not a user's mistake
         raise TypeError("the program's run must return a ScenarioResult payload")
+    return failure_reason(table, actors, result)
+
+
+def failure_reason(table: Sequence[Outcome], actors: Sequence[str], result: ScenarioResult) -> str:
+    """Why one graded run fails ``table`` (an invariant, a raise, a deadlock, a hang, an undeclared or FORBIDDEN
+    outcome), in the words an exploration's verdict uses; ``""`` when it does not fail."""
     if result.failed_invariants:
         return "invariant broken: " + "; ".join(result.failed_invariants)
     row = row_for(table, result.observed, actors)

@@ -17,14 +17,11 @@ from lab.errors import LabError
 from lab.render import replay_table
 from lab.scenarios import (
     Explanation,
-    Grade,
     LoadedScenario,
     ScenarioExploration,
-    ScenarioResult,
     explain_failure,
+    failure_reason,
     replay_scenario,
-    row_for,
-    run_failure,
 )
 
 TABLE_ROWS = 120
@@ -78,7 +75,11 @@ def replay_saved(loaded: LoadedScenario, schedule: str, granularity: str) -> Non
         replayed = replay_scenario(loaded, schedule, granularity=granularity, watch_states=True)
     except LabError:  # the schedule no longer fits the code (a changed program): search afresh
         return
-    why = "" if replayed.run_status == RunStatus.DIVERGED else _failing(loaded, replayed)
+    why = (
+        ""
+        if replayed.run_status == RunStatus.DIVERGED
+        else failure_reason(loaded.cls.outcomes, loaded.cls.actors, replayed)
+    )
     if not why:
         return
     lines = [
@@ -92,16 +93,6 @@ def replay_saved(loaded: LoadedScenario, schedule: str, granularity: str) -> Non
     if explanation.lines(width=100):
         lines.append(_render_explanation(explanation))
     raise ExplorationFailed("\n".join(lines), None, schedule)
-
-
-def _failing(loaded: LoadedScenario, result: ScenarioResult) -> str:
-    """Why one run fails its table, worded as an exploration's verdict words it (``""``: it does not fail)."""
-    if result.failed_invariants:
-        return "invariant broken: " + "; ".join(result.failed_invariants)
-    row = row_for(loaded.cls.outcomes, result.observed, loaded.cls.actors)
-    if row is None:
-        return run_failure(result, loaded.cls.actors) or "undeclared outcome"
-    return f"FORBIDDEN: {row.reason}" if row.grade is Grade.FORBIDDEN else ""
 
 
 def _searched(found: ScenarioExploration) -> str:
