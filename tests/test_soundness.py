@@ -113,6 +113,7 @@ RACY_TWINS: dict[str, str] = {
     "lab_signal_then_write": "lab_write_then_signal",
     "release_then_write": "write_then_release",
     "lab_release_then_write": "lab_write_then_release",
+    "sloppy_getattr": "sloppy_getattr_locked",
 }
 """Each racy program and its correct twin (the same program under one lab lock, or with the race removed)."""
 

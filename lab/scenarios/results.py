@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import enum
+import inspect
+import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -102,7 +105,27 @@ def outcome_text(value: object) -> str:
     """An actor's return value as the word that expectations compare: ``STALE``, ``COMMITTED``, ``DONE``."""
     if value is None:
         return "DONE"
-    status = getattr(value, "status", None)
+    if isinstance(value, enum.Enum):
+        return str(value.value)
+    status = _static_attribute(value, "status")
     if status is not None:
         return outcome_text(status)
-    return str(getattr(value, "value", value))
+    held = _static_attribute(value, "value")
+    return str(held if held is not None else value)
+
+
+def _static_attribute(value: object, name: str) -> object:
+    """``value.name`` found without running the learner's code (no ``__getattr__``, no property of theirs): what
+    the instance dict or a slot holds, or a plain class attribute; ``None`` when there is none."""
+    try:
+        found = inspect.getattr_static(value, name)
+    except AttributeError:
+        return None
+    if isinstance(found, types.MemberDescriptorType):
+        try:
+            return found.__get__(value, type(value))
+        except AttributeError:
+            return None
+    if isinstance(found, property | types.GetSetDescriptorType | staticmethod | classmethod) or callable(found):
+        return None
+    return found

@@ -193,9 +193,52 @@ def lesson_postgres_url() -> str:
 def stores_used(holder: object) -> str:
     """Where the sessions ``holder`` keeps (a scenario) store their state: the label of each session's store, found
     among its attributes directly or in a list, tuple or dict, joined by ``, ``; ``memory`` when none is durable
-    (then the session objects themselves are the state). The evidence records it for every scenario."""
+    (then the session objects themselves are the state). The evidence records it for every scenario.
+
+    Read without running any of the learner's code: the holder's own dict, the containers' own views, and
+    :func:`_store_name` of each item (a learner's ``__getattr__`` raising KeyError must not crash the scenario)."""
     found: set[str] = set()
-    for value in vars(holder).values():
-        items = value.values() if isinstance(value, dict) else value if isinstance(value, list | tuple) else (value,)
-        found.update(name for item in items if isinstance(name := getattr(item, "store_name", None), str))
+    attributes = _own_dict(holder)
+    for value in list(dict.values(attributes)):
+        kind = type(value)
+        items = (
+            list(dict.values(value))  # type: ignore[arg-type]
+            if issubclass(kind, dict)
+            else list(value)  # type: ignore[call-overload]
+            if kind is list or kind is tuple
+            else [value]
+        )
+        found.update(name for item in items if isinstance(name := _store_name(item), str))
     return ", ".join(sorted(found - {"memory"})) or "memory"
+
+
+def _own_dict(obj: object) -> dict[str, object]:
+    """``obj``'s instance dict, read without running its code (empty when it has none)."""
+    try:
+        attributes = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return {}
+    return attributes if type(attributes) is dict else {}
+
+
+def _store_name(item: object) -> object:
+    """``item.store_name`` found statically: a string in the item's own dict or its class's, or the lab's own
+    ``store_name`` property (the versioned session's, which reads only the lab's store); ``None`` for anything
+    else. No ``__getattr__``, ``__getattribute__`` or descriptor of the learner's runs."""
+    own = _own_dict(item).get("store_name")
+    if own is not None:
+        return own
+    for klass in type(item).__mro__:
+        attribute = klass.__dict__.get("store_name")
+        if attribute is None:
+            continue
+        if isinstance(attribute, property):
+            getter = attribute.fget
+            if getter is not None and str(getattr(getter, "__module__", "")).startswith("lab.sessions"):
+                try:
+                    return getter(item)
+                except Exception:  # a learner's subclass that broke the lab's property: no name, not a crash
+                    return None
+            return None
+        return attribute
+    return None

@@ -9,3 +9,22 @@ def read(box: list[int]) -> int:
 def write(box: list[int], value: int) -> None:
     """Store ``value`` as the balance in ``box``."""
     box[0] = value
+
+
+class Store:
+    """Where a holder keeps its items."""
+
+    def __init__(self) -> None:
+        self.items: list[int] = []
+
+
+class Holder:
+    """What a helper is handed: the items it changes lie two attributes deeper."""
+
+    def __init__(self) -> None:
+        self.store = Store()
+
+
+def add(holder: Holder, item: int) -> None:
+    """Append ``item`` to the holder's store: a write the caller's footprint reaches only through what it holds."""
+    holder.store.items.append(item)
