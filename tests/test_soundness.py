@@ -114,6 +114,9 @@ RACY_TWINS: dict[str, str] = {
     "release_then_write": "write_then_release",
     "lab_release_then_write": "lab_write_then_release",
     "sloppy_getattr": "sloppy_getattr_locked",
+    "shared_generator": "shared_generator_locked",
+    "generator_send_throw": "generator_send_throw_locked",
+    "coroutine_send": "coroutine_send_locked",
 }
 """Each racy program and its correct twin (the same program under one lab lock, or with the race removed)."""
 

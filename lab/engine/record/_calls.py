@@ -153,6 +153,31 @@ class Kind:
     METHOD_READS = 2  # a read-only method of a built-in type: reads its receiver
     METHOD_WRITES = 3  # a mutating method of a built-in type: writes its receiver, reads its arguments
     OPAQUE = 4  # code the lab cannot see: writes its receiver, every mutable argument, and its module's state
+    RESUMES = 5  # a generator's or coroutine's send, throw, close or __next__: writes it, for as long as it runs
+
+
+async def _coroutine() -> None:
+    """Only for its types: a coroutine, and the wrapper its ``__await__`` returns."""
+
+
+def _generator_types() -> frozenset[type]:
+    coroutine = _coroutine()
+    wrapper = coroutine.__await__()
+    found: frozenset[type] = frozenset(
+        {types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType, type(wrapper)}
+    )
+    coroutine.close()
+    return found
+
+
+GENERATOR_TYPES = _generator_types()
+"""Objects with a frame of their own that a call resumes: generators, coroutines (and what ``__await__`` returns)."""
+
+
+RESUMING = frozenset({"send", "throw", "close", "__next__"})
+"""What resumes a generator or coroutine: while it runs, the generator is being executed, and another actor resuming
+it meanwhile raises ValueError ("generator already executing"). Each such call writes the generator object, and
+holds that write open for every step its body takes."""
 
 
 WRAPPERS = frozenset({types.MethodWrapperType, types.WrapperDescriptorType, types.MethodDescriptorType})
@@ -185,6 +210,8 @@ def _classify(run: Recording, f: object) -> int:
             return Kind.READS if f.__name__ in _PURE_BUILTINS else Kind.OPAQUE
         if run._is_lab_object(owner):
             return Kind.TRANSPARENT
+        if type(owner) in GENERATOR_TYPES and f.__name__ in RESUMING:
+            return Kind.RESUMES
         return Kind.METHOD_READS if f.__name__ in READ_ONLY_METHODS else Kind.METHOD_WRITES
     func = f.__func__ if isinstance(f, types.MethodType) else f
     if isinstance(func, types.FunctionType):
@@ -210,6 +237,8 @@ def _classify(run: Recording, f: object) -> int:
         return Kind.TRANSPARENT
     if isinstance(f, types.MethodWrapperType | types.WrapperDescriptorType | types.MethodDescriptorType):
         name = getattr(f, "__name__", "")
+        if name == "__next__":  # a generator's, or any iterator's (which may run code under test: a map's lambda)
+            return Kind.RESUMES
         return Kind.METHOD_READS if name in READ_ONLY_METHODS else Kind.METHOD_WRITES
     return Kind.OPAQUE
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import lab.engine.record._active as _active
 from lab.engine.core._footprint import ANY_KEY, Entry
-from lab.engine.record._calls import READ_ONLY_METHODS
+from lab.engine.record._calls import GENERATOR_TYPES, READ_ONLY_METHODS
 from lab.engine.record._values import CLASS_OR_MODULE, IMMUTABLE_TYPE
 
 if TYPE_CHECKING:
@@ -173,7 +173,8 @@ class Iteration:
         derived = run._derived.get(id(iterable)) if run._derived else None
         if derived is None:
             self._entries: tuple[Entry, ...] = (own,)
-            self._held: frozenset[Entry] | None = None
+            # a generator's body runs in the loop's step: its write held open (see RESUMING)
+            self._held: frozenset[Entry] | None = frozenset({own}) if type(iterable) in GENERATOR_TYPES else None
         else:
             self._entries = tuple(dict.fromkeys((own, *derived.entries)))
             self._held = derived.footprint if derived.calls_back else None

@@ -89,7 +89,7 @@ def recorded_call(
                         steps.current.add(entry)
                         steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
         if receiver is not None and not IMMUTABLE_TYPE[type(receiver)]:
-            mode = "w" if kind == Kind.METHOD_WRITES else "r"
+            mode = "r" if kind == Kind.METHOD_READS else "w"
             thing = things.get(id(receiver))
             if run.schedules:
                 run.access(receiver, ANY_KEY, mode, where)
@@ -103,6 +103,8 @@ def recorded_call(
         if getattr(f, "__name__", None) in DEEP_METHODS_BY_NAME:  # compares or formats what it is given
             read_arguments_deeply(run, (receiver, *others, *kwargs.values()), where)
         used = (receiver, *others, *kwargs.values()) if kwargs else (receiver, *others)
+        if kind == Kind.RESUMES and receiver is not None and not IMMUTABLE_TYPE[type(receiver)]:
+            return resumed(run, f, receiver, args, kwargs)
         if run._derived:
             return lazy_call(run, f, args, kwargs, used, where)
         result = f(*args, **kwargs)
@@ -127,6 +129,17 @@ def recorded_call(
             forget_classes()  # as in sa
         return f(*args, **kwargs)
     return opaque_call(run, f, receiver, args, kwargs, where)
+
+
+def resumed(run: Recording, f: Any, receiver: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A generator or coroutine resumed (its write recorded already): the write held open while its body runs, so
+    that every step it takes conflicts with another actor resuming it ("generator already executing")."""
+    scheduler = run.scheduler
+    scheduler.enter_opaque(frozenset({(run._things.get(id(receiver)) or "obj:" + run.label(receiver), ANY_KEY, "w")}))
+    try:
+        return f(*args, **kwargs)
+    finally:
+        scheduler.leave_opaque()
 
 
 def opaque_call(
