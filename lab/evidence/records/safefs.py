@@ -6,6 +6,11 @@ relative to its parent's descriptor: a symbolic link is reported, never followed
 ever opened, even if the folder changes while it is read. FIFOs, sockets and devices are refused before they are
 opened for reading, so an audit cannot hang on them. Reads are bounded: a caller names the most bytes it accepts,
 and no file larger than :data:`FILE_CAP` is hashed at all.
+
+Each file is opened and read once: its bytes are held, and every later read or hash of it is served from them, so
+what a check parses is exactly what was hashed, and a file swapped after its hash was checked is never seen (an
+audit raced by a writer judges one set of bytes; :meth:`FolderReader.changed` then names what moved on disk).
+The bytes held are bounded too (:data:`HELD_CAP`), so a hostile folder cannot exhaust memory.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ MIB = 1 << 20
 FILE_CAP = 64 * MIB
 """The largest file an evidence folder may hold (the cap on a JSON Lines record); anything larger is refused
 before it is hashed."""
+HELD_CAP = 512 * MIB
+"""The most bytes one reader holds: past it, a file is refused unread (an honest folder holds a few MiB)."""
 MAX_ENTRIES = 100_000
 MAX_DEPTH = 32
 _CHUNK = 1 << 16
@@ -36,6 +43,14 @@ _RELATIVE = os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd and 
 
 class Unreadable(EvidenceError):
     """Raised for a path inside the folder that cannot be read safely; ``str()`` is the one-line reason."""
+
+
+class _TooLarge(Unreadable):
+    """A file larger than what was asked: each caller says so in its own words (not read, not hashed)."""
+
+    def __init__(self, cap: int) -> None:
+        super().__init__(f"larger than {_size(cap)}")
+        self.cap = cap
 
 
 def path_problem(rel: str) -> str:
@@ -83,6 +98,11 @@ class FolderReader:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._fd = -1
+        self._held: dict[str, bytes | Unreadable] = {}
+        """Each file read, by relative path: its bytes, or why it could not be read (never tried twice)."""
+        self._identity: dict[str, tuple[int, ...]] = {}
+        """Each file read, by relative path: what its descriptor's ``fstat`` said, to tell later if it moved."""
+        self._size = 0
 
     def __enter__(self) -> FolderReader:
         if _RELATIVE:
@@ -95,41 +115,88 @@ class FolderReader:
             self._fd = -1
 
     def read(self, rel: str, cap: int) -> bytes:
-        """The whole file, or :class:`Unreadable` when it is larger than ``cap`` bytes (it is not read past that)."""
+        """The whole file, or :class:`Unreadable` when it is larger than ``cap`` bytes (it is not read past that).
+
+        The first read of ``rel`` (or its hash) opens it; every later one gets the same bytes, or the same reason."""
+        try:
+            data = self._bytes(rel, cap)
+        except _TooLarge as error:
+            raise Unreadable(f"larger than {_size(min(cap, error.cap))}; not read") from None
+        if len(data) > cap:
+            raise Unreadable(f"larger than {_size(cap)}; not read")
+        return data
+
+    def sha256(self, rel: str, cap: int = FILE_CAP) -> str:
+        """The file's SHA-256; a file larger than ``cap`` bytes is refused before a byte of it is read (its size is
+        looked at once it is open). The bytes hashed are held: a later :meth:`read` of ``rel`` returns them."""
+        try:
+            data = self._bytes(rel, cap)
+        except _TooLarge as error:
+            raise Unreadable(f"larger than {_size(min(cap, error.cap))}; not hashed") from None
+        if len(data) > cap:
+            raise Unreadable(f"larger than {_size(cap)}; not hashed")
+        return hashlib.sha256(data).hexdigest()
+
+    def held(self) -> frozenset[str]:
+        """The files opened so far, read or refused, by relative path."""
+        return frozenset(self._held)
+
+    def changed(self) -> list[str]:
+        """The files read whose entry on disk is no longer the one read (replaced, rewritten, removed), by an
+        ``lstat`` of each: nothing is opened again. An audit that ran for a while names them, since the folder on
+        disk is then not the one it judged."""
+        moved = []
+        for rel, before in sorted(self._identity.items()):
+            try:
+                if self._fd >= 0:
+                    info = os.stat(rel, dir_fd=self._fd, follow_symlinks=False)
+                else:  # the reader is closed, or the platform has no descriptor-relative stat
+                    info = os.lstat(self.root / rel)
+            except OSError:
+                moved.append(rel)
+                continue
+            if _identity(info) != before:
+                moved.append(rel)
+        return moved
+
+    def _bytes(self, rel: str, cap: int) -> bytes:
+        """``rel``'s bytes, read at most once (up to :data:`FILE_CAP`, or ``cap`` if larger: a file larger than
+        either is not read at all); what could not be read raises the same :class:`Unreadable` every time."""
+        held = self._held.get(rel)
+        if held is None:
+            try:
+                held = self._read_once(rel, max(cap, FILE_CAP))
+            except Unreadable as error:
+                held = error
+            self._held[rel] = held
+        if isinstance(held, _TooLarge):
+            raise _TooLarge(held.cap)
+        if isinstance(held, Unreadable):
+            raise Unreadable(str(held))
+        return held
+
+    def _read_once(self, rel: str, cap: int) -> bytes:
         fd = self._open(rel)
         try:
+            info = os.fstat(fd)
+            if info.st_size > cap:
+                raise _TooLarge(cap)
+            if self._size + info.st_size > HELD_CAP:
+                raise Unreadable(f"past the {_size(HELD_CAP)} an audit reads of one folder; not read")
             chunks: list[bytes] = []
             size = 0
             while chunk := os.read(fd, min(_CHUNK, cap + 1 - size)):
                 chunks.append(chunk)
                 size += len(chunk)
-                if size > cap:
-                    raise Unreadable(f"larger than {_size(cap)}; not read")
+                if size > cap:  # it grew while it was read
+                    raise _TooLarge(cap)
+            self._size += size
+            self._identity[rel] = _identity(info)
             return b"".join(chunks)
         except OSError as error:
             raise Unreadable(f"cannot be read: {error.strerror}") from None
         finally:
             os.close(fd)
-
-    def sha256(self, rel: str, cap: int = FILE_CAP) -> str:
-        """The file's SHA-256, read in chunks; a file larger than ``cap`` bytes is refused before a byte of it is
-        hashed (its size is looked at once it is open), so a huge file costs neither memory nor time."""
-        fd = self._open(rel)
-        digest = hashlib.sha256()
-        try:
-            if os.fstat(fd).st_size > cap:
-                raise Unreadable(f"larger than {_size(cap)}; not hashed")
-            size = 0
-            while chunk := os.read(fd, _CHUNK):
-                size += len(chunk)
-                if size > cap:  # it grew while it was read
-                    raise Unreadable(f"larger than {_size(cap)}; not hashed")
-                digest.update(chunk)
-        except OSError as error:
-            raise Unreadable(f"cannot be read: {error.strerror}") from None
-        finally:
-            os.close(fd)
-        return digest.hexdigest()
 
     def listing(self) -> dict[str, str]:
         """Every entry below the folder, by relative path, as ``file``, ``symlink`` or ``other``; folders are walked.
@@ -232,6 +299,12 @@ def _lstat(name: str, where: int | None, so_far: str, *, last: bool) -> os.stat_
     if last and not stat.S_ISREG(info.st_mode):
         raise Unreadable("is not a regular file (a FIFO, socket or device); not opened")
     return info
+
+
+def _identity(info: os.stat_result) -> tuple[int, ...]:
+    """What tells one file version from another without reading it: inode, size, and modification and change
+    times (the change time cannot be set back by the file's owner)."""
+    return (info.st_ino, info.st_dev, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def _size(cap: int) -> str:

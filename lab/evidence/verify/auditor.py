@@ -2,7 +2,8 @@
 """Audit an evidence folder: integrity, consistency, sources and drift, re-execution; every problem, at once.
 
 The audit only reads: it opens files inside the folder through :class:`~lab.evidence.records.safefs.FolderReader`,
-and the re-execution runs in a child (:mod:`lab.evidence.reexecute.child`) that works in a temporary folder and
+each once (the bytes hashed are the bytes parsed, compared and copied; a file changed after it was read is named,
+never read again), and the re-execution runs in a child (:mod:`lab.evidence.reexecute.child`) that works in a temporary folder and
 never on the evidence folder. Only a folder that is not an evidence folder at all raises
 (:class:`~lab.errors.EvidenceError`); everything else is a :class:`~lab.evidence.records.findings.Problem` in the
 returned report.
@@ -91,8 +92,9 @@ def audit(
         raise UsageError(f"checkout {checkout} is not a folder")
     problems: list[Problem] = []
     payload: dict[str, bytes] | None = None
+    reader = FolderReader(folder)  # every file is opened once, through it; its bytes are all any check sees
     try:
-        with FolderReader(folder) as reader:
+        with reader:
             try:
                 listing = reader.listing()
             except Unreadable as error:
@@ -149,6 +151,10 @@ def audit(
     check_contents(evidence.run, request, evidence.exploration, results, files, facts, problems, scenario_texts)
     if summary.status is not RerunStatus.SKIPPED:
         _check_untouched(folder, whole, problems)
+    for rel in reader.changed():  # each file was read once: what changed after it was read was never seen
+        problems.append(
+            Problem(rel, "changed on disk during the audit, after it was read: the audit judged the bytes it read")
+        )
     run_status = evidence.run.get("status") if evidence.run is not None else None
     return AuditReport(
         folder=str(folder),
@@ -280,8 +286,9 @@ def _unsafe(problems: list[Problem]) -> list[str]:
 def _verified_copy(
     reader: FolderReader, archived: Mapping[str, str], problems: list[Problem]
 ) -> dict[str, bytes] | None:
-    """The archived files' bytes, each checked against its fingerprint as it is read: the copy that runs is exactly
-    what verified, whatever happens to the folder afterwards."""
+    """The archived files' bytes, the very bytes :func:`check_sources` fingerprinted (the reader read each once),
+    checked against their fingerprints again: the copy that runs is exactly what verified, whatever happens to the
+    folder afterwards."""
     copy: dict[str, bytes] = {}
     for path, digest in archived.items():
         try:
