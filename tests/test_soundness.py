@@ -117,6 +117,10 @@ RACY_TWINS: dict[str, str] = {
     "shared_generator": "shared_generator_locked",
     "generator_send_throw": "generator_send_throw_locked",
     "coroutine_send": "coroutine_send_locked",
+    "barrier_broken": "barrier_broken_locked",
+    "queue_unfinished": "queue_unfinished_locked",
+    "queue_contents": "queue_contents_locked",
+    "semaphore_value": "semaphore_value_locked",
 }
 """Each racy program and its correct twin (the same program under one lab lock, or with the race removed)."""
 

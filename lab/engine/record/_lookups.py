@@ -15,9 +15,9 @@ import functools
 import types
 from typing import TYPE_CHECKING, Any
 
-from lab.engine.core._footprint import ANY_KEY
+from lab.engine.core._footprint import ANY_KEY, EVERYTHING
 from lab.engine.record._calls import STATELESS_MODULES
-from lab.engine.record._values import IMMUTABLE_TYPE
+from lab.engine.record._values import IMMUTABLE_TYPE, instance_dict
 
 if TYPE_CHECKING:
     from lab.engine.record._recording import Recording
@@ -44,10 +44,12 @@ class ClassPart(enum.IntEnum):
     CLASS = 5  # ``obj`` is a class and its metaclass has no data descriptor ``name``: the class's own MRO decides
     SUPER = 6  # ``obj`` is a ``super()`` proxy: the MRO of the instance's class after ``__thisclass__`` decides
     CACHED = 7  # a functools.cached_property: as UNLESS_SHADOWED, and its first read writes the instance's dict
+    PRIMITIVE = 8  # any attribute of a stand-in primitive but a method: the primitive's footprint (STATE_HOLDER)
 
 
 METHOD_PART, ALWAYS_PART, UNLESS_SHADOWED_PART = ClassPart.METHOD, ClassPart.ALWAYS, ClassPart.UNLESS_SHADOWED
 SLOT_PART, CLASS_PART, SUPER_PART, CACHED_PART = ClassPart.SLOT, ClassPart.CLASS, ClassPart.SUPER, ClassPart.CACHED
+PRIMITIVE_PART = ClassPart.PRIMITIVE
 """The members ``ga`` compares with, looked up once (not through the enum class on every read)."""
 
 
@@ -87,7 +89,9 @@ def attribute_owner(obj: object, name: str) -> tuple[type | None, ClassPart, tup
             part = ClassPart.CACHED
         else:
             part = ClassPart.UNLESS_SHADOWED
-    if issubclass(kind, type) and part != ClassPart.ALWAYS:
+    if STATE_HOLDER[kind] and part != ClassPart.METHOD:
+        part = ClassPart.PRIMITIVE  # Barrier.broken, Queue.unfinished_tasks: the primitive's own state
+    elif issubclass(kind, type) and part != ClassPart.ALWAYS:
         part = ClassPart.CLASS  # type.__getattribute__ searches the class's MRO before the metaclass's
     elif issubclass(kind, super) and owner is None:
         part = ClassPart.SUPER
@@ -146,6 +150,47 @@ def _super_lookup(proxy: Any, name: str) -> tuple[type, ...]:
         path = ()
     found = class_lookups[(start, this, name)] = path
     return found
+
+
+class _StateHolders(dict[type, str]):
+    """Type -> the name of the instance attribute that holds its objects' footprint, for a stand-in primitive (a
+    class whose MRO says ``lab_state_in``, found in the classes' own dicts: no descriptor runs), else ``""``: every
+    attribute of such an object is the primitive's state, which its operations write under that footprint."""
+
+    def __missing__(self, kind: type) -> str:
+        holder = ""
+        for klass in kind.__mro__:
+            named = klass.__dict__.get("lab_state_in")
+            if type(named) is str:
+                holder = named
+                break
+        self[kind] = holder
+        return holder
+
+
+STATE_HOLDER = _StateHolders()
+
+
+def primitive_entries(obj: object, mode: str) -> list[tuple[str, str, str]]:
+    """What reading (``mode`` ``r``) or storing (``w``) any attribute of the stand-in primitive ``obj`` touches:
+    each entry of its footprint, in that mode (everything, when it has none yet: a stand-in being made)."""
+    footprint = instance_dict(obj).get(STATE_HOLDER[type(obj)]) if instance_dict(obj) else None
+    if not footprint:
+        return [_EVERYTHING_ENTRY]
+    return [(thing, key, mode) for thing, key, _mode in footprint]
+
+
+_EVERYTHING_ENTRY = next(iter(EVERYTHING))
+
+
+def read_primitive(run: Recording, obj: Any, name: str, where: tuple[str, int]) -> Any:
+    """``obj.name`` for a stand-in primitive ``obj``: a read of its footprint, one operation (at instruction
+    granularity a scheduling point of its own, right before the lookup), then the lookup."""
+    run.scheduler.access_all(primitive_entries(obj, "r"), where, schedule=run.schedules)
+    value = getattr(obj, name)
+    if not IMMUTABLE_TYPE[type(value)] and id(value) not in run._labels and not isinstance(value, type):
+        run.label(value, f"{run.label(obj)}.{name}")
+    return value
 
 
 def opaque_getter(descriptor: property, run: Recording) -> bool:

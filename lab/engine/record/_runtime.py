@@ -32,7 +32,9 @@ from lab.engine.record._lookups import (
     CLASS_PART,
     ENUM_CLASSES,
     METHOD_PART,
+    PRIMITIVE_PART,
     SLOT_PART,
+    STATE_HOLDER,
     SUPER_PART,
     UNLESS_SHADOWED_PART,
     attribute_owner,
@@ -41,6 +43,8 @@ from lab.engine.record._lookups import (
     forget_classes,
     opaque_getter,
     owners,
+    primitive_entries,
+    read_primitive,
     read_super,
     read_through,
 )
@@ -73,6 +77,8 @@ class ModuleRuntime(NameRuntime):
                 # not modelled; the call itself records what the method touches.)
                 return getattr(obj, name)
             where = (self._file, line)
+            if part is PRIMITIVE_PART:  # Barrier.broken, Queue.queue: a stand-in primitive's own state
+                return read_primitive(run, obj, name, where)
             # a slot's value is the instance's state (recorded below); what the class holds is its descriptor
             if part and part is not SLOT_PART and owner is not obj:
                 if part is ALWAYS_PART:
@@ -130,6 +136,9 @@ class ModuleRuntime(NameRuntime):
         """Before ``obj.name = ...`` or ``del obj.name``: writes that attribute. Returns ``obj``."""
         run = _active.recording
         if run is not None and getattr(run.local, "actor", None) is not None:
+            if STATE_HOLDER[type(obj)]:  # a stand-in primitive's attribute: its footprint, written
+                run.scheduler.access_all(primitive_entries(obj, "w"), (self._file, line), schedule=run.schedules)
+                return obj
             thing = run._things.get(id(obj))  # Recording.access inline (see StepLog on why no call)
             steps = run._steps
             if run.schedules:

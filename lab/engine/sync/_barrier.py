@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from lab.engine.core._footprint import Footprint, writes
 from lab.engine.core._scheduler import Scheduler
@@ -131,6 +131,8 @@ class Barrier(_Primitive):
 
 class StandardBarrier(_REAL_BARRIER):
     """The stand-in for ``threading.Barrier``: ``wait`` is a scheduling point inside actors, and parks them."""
+
+    lab_state_in: ClassVar[str] = "lab_footprint"  # every attribute is the primitive's state (_standard_base)
 
     def __new__(cls, parties: int, action: Callable[[], None] | None = None, timeout: float | None = None) -> Any:
         if cls is StandardBarrier and _caller_keeps_real(1):

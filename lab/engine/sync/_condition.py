@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from lab.engine.core._footprint import writes
 from lab.engine.sync._lock_stand_in import StandInLock
@@ -24,6 +24,8 @@ from lab.engine.sync._standard_base import (
 
 class Condition(_REAL_CONDITION):
     """The stand-in for ``threading.Condition``: waits and notifies are scheduling points inside actors."""
+
+    lab_state_in: ClassVar[str] = "lab_footprint"  # every attribute is the primitive's state (_standard_base)
 
     def __new__(cls, lock: Any = None) -> Any:
         if cls is Condition and ((lock is not None and not isinstance(lock, StandInLock)) or _caller_keeps_real(1)):

@@ -18,7 +18,7 @@ hold an actor at a probe point until it is set (``self.lab.hold(..., until=event
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from lab.engine.core._footprint import Footprint, writes
 from lab.engine.core._scheduler import Scheduler
@@ -145,6 +145,8 @@ class Event(Latch):
 
 class StandardEvent(_REAL_EVENT):
     """The stand-in for ``threading.Event``: set, clear and wait are scheduling points inside actors."""
+
+    lab_state_in: ClassVar[str] = "lab_footprint"  # every attribute is the primitive's state (_standard_base)
 
     def __new__(cls) -> Any:
         if cls is StandardEvent and _caller_keeps_real(1):

@@ -23,6 +23,7 @@ class StandInLock:
     actors, the :class:`LockModel` for actors, and what a :class:`~lab.engine.sync._condition.Condition` asks."""
 
     _label: ClassVar[str] = "lock"
+    lab_state_in: ClassVar[str] = "lab_footprint"  # every attribute is the primitive's state (_standard_base)
     _reentrant: ClassVar[bool] = False
 
     def __init__(self, name: str | None = None) -> None:

@@ -25,6 +25,7 @@ class _StandInQueue(_REAL_QUEUE):  # type: ignore[type-arg]
     """Scheduling points for ``put``, ``get``, ``task_done`` and ``join``; the storage is the real queue class's."""
 
     _label: ClassVar[str] = "Queue"
+    lab_state_in: ClassVar[str] = "lab_footprint"  # every attribute is the primitive's state (_standard_base)
     _real_class: ClassVar[type[Any]] = _REAL_QUEUE
 
     def __new__(cls, maxsize: int = 0) -> Any:
@@ -152,6 +153,8 @@ _QUEUE_STAND_INS = (Queue, LifoQueue, PriorityQueue)
 
 class SimpleQueue(_REAL_SIMPLE_QUEUE):  # type: ignore[type-arg]
     """The stand-in for ``queue.SimpleQueue`` (unbounded: only ``get`` waits)."""
+
+    lab_state_in: ClassVar[str] = "lab_footprint"  # every attribute is the primitive's state (_standard_base)
 
     def __new__(cls) -> Any:
         if cls is SimpleQueue and _caller_keeps_real(1):

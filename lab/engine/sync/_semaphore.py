@@ -21,6 +21,7 @@ class Semaphore(_REAL_SEMAPHORE):
     """The stand-in for ``threading.Semaphore``: acquire and release are scheduling points inside actors."""
 
     _label: ClassVar[str] = "Semaphore"
+    lab_state_in: ClassVar[str] = "lab_footprint"  # every attribute is the primitive's state (_standard_base)
     _real_class: ClassVar[type[Any]] = _REAL_SEMAPHORE
 
     def __new__(cls, value: int = 1) -> Any:

@@ -3,6 +3,11 @@
 One part of the stand-ins :mod:`lab.engine.sync._standard` installs for a run (see its docstring for what they do and
 why). The modules of the primitives (``_lock``, ``_event``, ``_barrier``, ...) use it, for their stand-in faces and
 for the waits their models park actors in.
+
+Every stand-in class says ``lab_state_in = "lab_footprint"``: all of its objects' attributes (``Barrier.broken``,
+``Queue.unfinished_tasks``, ``Queue.queue``, ``Semaphore._value``) are the primitive's own state, so the recorder
+charges a read of one as a read of the primitive's footprint, and a store as a write of it (see
+``lab.engine.record._lookups``): such a read conflicts with ``wait``, ``abort``, ``put`` or ``release``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,32 @@
+"""Racy: a sets a flag, then puts an item; b, seeing the flag, reads ``len(Queue.queue)`` before the put.
+
+A stand-in primitive's every attribute is its state: reading its ``queue`` must conflict with ``put()``.
+"""
+
+import queue
+
+from lab import Scenario, acceptable, actor, forbidden
+
+
+class QueueContents(Scenario):
+    source = "soundness suite: ``len(Queue.queue)`` read against ``put()``"
+    line_modules = (__name__,)
+    outcomes = (
+        forbidden("b saw the flag but not the act", b="0"),
+        acceptable("b read before the flag, or after the act"),
+    )
+
+    def setup(self) -> None:
+        self.sent = False
+        self.queue: queue.Queue[int] = queue.Queue()
+
+    @actor
+    def a(self) -> None:
+        self.sent = True
+        self.queue.put(1)
+
+    @actor
+    def b(self) -> str:
+        if self.sent:
+            return f"{len(self.queue.queue)!r}"
+        return "early"
