@@ -17,108 +17,11 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from lab.engine.core._footprint import ANY_KEY, Entry
+from lab.engine.record._builtin_footprints import GENERATOR_TYPES, PURE_BUILTINS, READ_ONLY_METHODS, RESUMING
 from lab.engine.record._values import CLASS_OR_MODULE, IMMUTABLE_TYPE
 
 if TYPE_CHECKING:
     from lab.engine.record._recording import Recording
-
-
-_PURE_BUILTINS = frozenset(
-    {
-        "abs",
-        "all",
-        "any",
-        "ascii",
-        "bin",
-        "bool",
-        "callable",
-        "chr",
-        "divmod",
-        "enumerate",
-        "filter",
-        "format",
-        "frozenset",
-        "hash",
-        "hex",
-        "id",
-        "isinstance",
-        "issubclass",
-        "iter",
-        "len",
-        "map",
-        "max",
-        "min",
-        "oct",
-        "ord",
-        "pow",
-        "repr",
-        "reversed",
-        "round",
-        "sorted",
-        "sum",
-        "zip",
-        "type",
-        "str",
-        "int",
-        "float",
-        "tuple",
-        "list",
-        "dict",
-        "set",
-        "bytes",
-        "print",
-        "dumps",
-        "loads",
-        "deepcopy",
-        "copy",
-    }
-)
-"""C functions that read their arguments and change none of them (``print`` writes only to the terminal)."""
-
-
-READ_ONLY_METHODS = frozenset(
-    {
-        "get",
-        "keys",
-        "values",
-        "items",
-        "copy",
-        "count",
-        "index",
-        "locked",
-        "is_set",
-        "__len__",
-        "__contains__",
-        "__getitem__",
-        "__iter__",
-        "startswith",
-        "endswith",
-        "join",
-        "split",
-        "strip",
-        "format",
-        "encode",
-        "decode",
-        "issubset",
-        "issuperset",
-        "isdisjoint",
-        "union",
-        "intersection",
-        "difference",
-        "symmetric_difference",
-        "__eq__",
-        "__ne__",
-        "__lt__",
-        "__le__",
-        "__gt__",
-        "__ge__",
-        "__hash__",
-        "__repr__",
-        "__str__",
-        "__format__",
-    }
-)
-"""Methods of built-in types that only read their receiver."""
 
 
 STATELESS_MODULES = frozenset(
@@ -156,30 +59,6 @@ class Kind:
     RESUMES = 5  # a generator's or coroutine's send, throw, close or __next__: writes it, for as long as it runs
 
 
-async def _coroutine() -> None:
-    """Only for its types: a coroutine, and the wrapper its ``__await__`` returns."""
-
-
-def _generator_types() -> frozenset[type]:
-    coroutine = _coroutine()
-    wrapper = coroutine.__await__()
-    found: frozenset[type] = frozenset(
-        {types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType, type(wrapper)}
-    )
-    coroutine.close()
-    return found
-
-
-GENERATOR_TYPES = _generator_types()
-"""Objects with a frame of their own that a call resumes: generators, coroutines (and what ``__await__`` returns)."""
-
-
-RESUMING = frozenset({"send", "throw", "close", "__next__"})
-"""What resumes a generator or coroutine: while it runs, the generator is being executed, and another actor resuming
-it meanwhile raises ValueError ("generator already executing"). Each such call writes the generator object, and
-holds that write open for every step its body takes."""
-
-
 WRAPPERS = frozenset({types.MethodWrapperType, types.WrapperDescriptorType, types.MethodDescriptorType})
 
 
@@ -207,7 +86,7 @@ def _classify(run: Recording, f: object) -> int:
     if isinstance(f, types.BuiltinFunctionType):
         owner = f.__self__
         if owner is None or isinstance(owner, types.ModuleType):
-            return Kind.READS if f.__name__ in _PURE_BUILTINS else Kind.OPAQUE
+            return Kind.READS if f.__name__ in PURE_BUILTINS else Kind.OPAQUE
         if run._is_lab_object(owner):
             return Kind.TRANSPARENT
         if type(owner) in GENERATOR_TYPES and f.__name__ in RESUMING:
