@@ -4,8 +4,11 @@
 
 Prints numbers; asserts nothing. It calls the single-purpose benches rather than repeating them:
 (a) ``bench_locks``: the correct check-then-act store on a plain ``threading.Lock`` and on the lab's lock, and the
-lab's time to a verdict on the 4-worker store against frontrun's (run in a subprocess of ``/work/bench-venv`` when
-that venv exists; the column is skipped with a note when it does not); (b) the N-request race
+lab's time to a verdict on the 4-worker store (plain lock, probe and line granularity, best of three) against
+frontrun's exhaustive DPOR (:func:`bench.classic.peers.frontrun_store`), run in a subprocess of the peers venv:
+``$LAB_PEERS_VENV``, else ``/work/bench-venv``; make it with ``python3 -m venv /work/bench-venv &&
+/work/bench-venv/bin/pip install -e . frontrun`` (frontrun is never a dependency of the lab; without the venv the
+rows say ``skip`` and a note says how to make it); (b) the N-request race
 (``bench/models/many_requests.py``): executions and classes for 2 / 3 / 4 requests; (c) ``bench_jobs``: ``--jobs 2``
 against ``--jobs 1`` on the 4-request race; (d) ``bench_recording``: a recorded run against an unrecorded one; (e)
 ``bench_execution``: milliseconds per execution at probe and line granularity against a checkout of the commit the
@@ -16,10 +19,12 @@ against a baseline measured in this run; the machine is shared, so the load aver
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -33,25 +38,25 @@ from lab.scenarios.exploring import explore_scenario
 
 LAB_LOCK_EXECUTIONS = {2: 4, 3: 30, 4: 360}
 RACE_EXECUTIONS = {2: 6, 3: 90, 4: 2_520}
-PEER_VENV = Path("/work/bench-venv")
+DEFAULT_PEER_VENV = Path("/work/bench-venv")
 
 Row = tuple[str, str, str, str]
 
 
-def _locks(rows: list[Row]) -> float:
-    """(a): executions on both locks for 2 / 3 / 4 workers; returns the lab lock's seconds on 4 workers."""
+def _locks(rows: list[Row]) -> dict[str, tuple[float, int]]:
+    """(a): executions on both locks for 2 / 3 / 4 workers; returns the plain lock's seconds to a verdict on 4
+    workers and its executions, at probe and at line granularity (the store users write, as frontrun runs it)."""
     models = [(title, bench_locks._load(path)) for title, path in bench_locks.LOCKS]
     for _title, loaded in models:
-        explore_scenario(loaded, granularity="probe", variant="CheckedStore", max_schedules=2)
-    lab_seconds = 0.0
+        for granularity in ("probe", "line"):
+            explore_scenario(loaded, granularity=granularity, variant="CheckedStore", max_schedules=2)
     for workers in (2, 3, 4):
         counts: list[int] = []
         for _title, loaded in models:
-            found, seconds = bench_locks._timed(
+            found, _seconds = bench_locks._timed(
                 _with_actors(loaded, bench_locks.WORKERS[:workers]), "CheckedStore", "probe"
             )
             counts.append(found.executions)
-            lab_seconds = seconds if workers == 4 and not counts[1:] else lab_seconds
         lab, plain = counts
         met = plain <= lab <= LAB_LOCK_EXECUTIONS[workers]
         rows.append(
@@ -62,29 +67,55 @@ def _locks(rows: list[Row]) -> float:
                 "yes" if met else "NO",
             )
         )
-    return lab_seconds
+    plain_store = _with_actors(models[1][1], bench_locks.WORKERS)
+    timed: dict[str, tuple[float, int]] = {}
+    for granularity in ("probe", "line"):  # the best of three: the machine is shared
+        runs = [bench_locks._timed(plain_store, "CheckedStore", granularity) for _ in range(3)]
+        timed[granularity] = (min(seconds for _, seconds in runs), runs[0][0].executions)
+    return timed
 
 
-def _frontrun(rows: list[Row], lab_seconds: float) -> str:
-    """(a): the lab's time to a verdict on the 4-worker store against frontrun's, or a note why not."""
-    python = PEER_VENV / "bin" / "python"
+def peer_venv() -> Path:
+    """The venv that holds frontrun beside the lab: ``$LAB_PEERS_VENV``, else ``/work/bench-venv``."""
+    return Path(os.environ.get("LAB_PEERS_VENV") or DEFAULT_PEER_VENV)
+
+
+def _frontrun(rows: list[Row], lab: dict[str, tuple[float, int]]) -> str:
+    """(a): the lab's time to a verdict on the 4-worker store against frontrun's, or a note why not and how."""
+    venv = peer_venv()
+    python = venv / "bin" / "python"
     if not python.is_file():
-        rows.append(("a lab s / frontrun s, 4 wk", f"lab {lab_seconds:.2f} s", "< 1", "skip"))
-        return f"(a) frontrun skipped: no {python} (frontrun 0.7 lives in that venv only)"
-    code = (  # no project script times frontrun on this store yet: this fails loudly until one does
-        f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
-        "from bench.bench_reduction import frontrun_check_then_act\n"
-        "print(frontrun_check_then_act(4))\n"
+        for granularity, (seconds, _executions) in lab.items():
+            rows.append((f"a lab / frontrun s, 4 wk {granularity}", f"lab {seconds:.2f} s", "< 1", "skip"))
+        return (
+            f"(a) frontrun skipped: no {python}. Make it: python3 -m venv {venv} && {venv}/bin/pip install -e "
+            f"{ROOT} frontrun (or set LAB_PEERS_VENV to a venv that has both)"
+        )
+    code = (
+        f"import json, sys; sys.path.insert(0, {str(ROOT)!r})\n"
+        "from bench.classic.peers import frontrun_store\n"
+        "found = frontrun_store(4)\n"
+        "print(json.dumps([found.verdict, found.executions, found.seconds, found.detail]))\n"
     )
-    done = subprocess.run([str(python), "-c", code], capture_output=True, text=True, timeout=600, check=False)
+    done = subprocess.run([str(python), "-c", code], capture_output=True, text=True, timeout=900, check=False)
     if done.returncode != 0:
-        rows.append(("a lab s / frontrun s, 4 wk", f"lab {lab_seconds:.2f} s", "< 1", "skip"))
+        for granularity, (seconds, _executions) in lab.items():
+            rows.append((f"a lab / frontrun s, 4 wk {granularity}", f"lab {seconds:.2f} s", "< 1", "skip"))
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return f"(a) frontrun failed in {PEER_VENV}: {last}"
-    peer = float(done.stdout.strip().splitlines()[-1])
-    ratio = lab_seconds / peer
-    rows.append(("a lab s / frontrun s, 4 wk", f"{ratio:.2f}x", "< 1", "yes" if ratio < 1 else "NO"))
-    return f"(a) lab {lab_seconds:.2f} s, frontrun {peer:.2f} s to a verdict on the 4-worker store"
+        return f"(a) frontrun failed in {venv}: {last}"
+    verdict, executions, peer, detail = json.loads(done.stdout.strip().splitlines()[-1])
+    if verdict != "PASS":
+        return f"(a) frontrun gave {verdict} ({detail}) on the correct store: no time to a verdict to compare"
+    for granularity, (seconds, _executions) in lab.items():
+        ratio = seconds / peer
+        rows.append((f"a lab / frontrun s, 4 wk {granularity}", f"{ratio:.2f}x", "< 1", "yes" if ratio < 1 else "NO"))
+    took = ", ".join(
+        f"{granularity} {seconds:.2f} s ({runs} executions)" for granularity, (seconds, runs) in lab.items()
+    )
+    return (
+        f"(a) 4-worker store on a threading.Lock, time to a verdict: lab {took}; "
+        f"frontrun DPOR {peer:.2f} s ({executions} executions, no preemption bound)"
+    )
 
 
 def _race(rows: list[Row]) -> None:
@@ -182,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{figure:36} {got:>18} {target:>10} {met:>4}")
     for note in notes:
         if note:
-            print(note)
+            print(textwrap.fill(note, width=80, subsequent_indent="    ", break_on_hyphens=False))
     return 0
 
 

@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 from bench.floor import event_ping_pong
 from lab.engine.search import Exploration
 from lab.evidence.records.exploration import exploration_record
-from lab.scenarios.base import actor
+from lab.scenarios.base import _ACTOR, actor
 from lab.scenarios.exploring import explore_scenario
 from lab.scenarios.loader import LoadedScenario, load
 from lab.scenarios.outcomes import Grade
@@ -128,6 +128,8 @@ def _with_actors(loaded: LoadedScenario, actors: tuple[str, ...]) -> LoadedScena
     model file is still the code under test)."""
     more = {name: actor(getattr(loaded.cls, name)) for name in actors if name not in loaded.cls.actors}
     cls = type(f"{loaded.cls.__name__}{len(actors)}", (loaded.cls,), {**more, "__module__": loaded.cls.__module__})
+    for method in more.values():  # the class has counted its actors; unmark the base's own functions again, or
+        delattr(method, _ACTOR)  # every later subclass would count them too (2 workers after 4 ran 4)
     return LoadedScenario(f"{loaded.name}_{len(actors)}", loaded.path, cls, loaded.description)
 
 

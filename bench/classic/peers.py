@@ -152,6 +152,51 @@ def _interleave_pct(program: types.ModuleType, budget: int, seconds: float) -> P
     return PeerResult("PASS" if result.exhausted else "INCOMPLETE", int(result.schedules_run), took)
 
 
+def frontrun_store(workers: int, seconds: float = 600.0) -> PeerResult:
+    """frontrun's DPOR to a verdict on the correct check-then-act store (``CheckedStore`` of
+    ``bench/models/check_then_act_threading.py``, a plain ``threading.Lock``) with ``workers`` workers, each reading
+    the version and committing if it is unchanged, as the lab's ``bench_locks`` runs it.
+
+    Exhaustive, as a verdict must be: ``preemption_bound=None`` (frontrun's default of 2 bounds the search, and then
+    its PASS covers only schedules of at most two preemptions). frontrun 0.7 needs 4 / 49 / 1,186 executions for
+    2 / 3 / 4 workers."""
+    frontrun = _import("frontrun")
+    if frontrun is None:
+        return PeerResult(NOT_INSTALLED, None, 0.0)
+    cooperative = importlib.import_module("frontrun._cooperative")
+    store = importlib.import_module("bench.models.check_then_act_threading")
+    built = [0]
+
+    def setup() -> Any:
+        built[0] += 1
+        return store.CheckedStore()  # its threading.Lock() is frontrun's cooperative lock: patched below
+
+    def work(state: Any) -> object:
+        return state.commit_if(state.version, "worker")
+
+    cooperative.patch_locks()
+    start = time.perf_counter()
+    try:
+        result = frontrun.explore(
+            setup=setup,
+            workers=[work] * workers,
+            invariant=lambda state: len(state.commits) == len(set(state.commits)),
+            strategy="dpor",
+            preemption_bound=None,
+            max_executions=100_000,
+            reproduce_on_failure=0,
+            deadlock_timeout=1.0,
+            total_timeout=seconds,
+        )
+    except Exception as error:
+        return PeerResult("CRASH", built[0], time.perf_counter() - start, f"{type(error).__name__}: {error}")
+    finally:
+        cooperative.unpatch_locks()
+    took = time.perf_counter() - start
+    verdict = {True: "PASS", False: "FAIL"}.get(result.property_holds, "INCOMPLETE")
+    return PeerResult(verdict, int(result.num_explored), took, str(result.inconclusive_reason or ""))
+
+
 PEERS = (
     Peer("frontrun-random", _frontrun("random")),
     Peer("frontrun-dpor", _frontrun("dpor")),
