@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 from lab.engine.core import Footprint, conflict
 from lab.engine.search._happens_before import HappensBefore, class_of
+from lab.engine.search._races import Races
+from lab.engine.search._tree import Node
 
 ACTORS = ("a", "b", "c")
 _ENTRY = st.one_of(
@@ -57,6 +59,33 @@ def test_a_known_clock_is_kept_and_the_rest_follow_from_it(run: list[tuple[str, 
     replayed = HappensBefore(ACTORS)
     again = [replayed.step(k, a, fp, clocks[k] if k < half else None) for k, (a, fp) in enumerate(run)]
     assert again == clocks
+
+
+def _nodes(run: list[tuple[str, Footprint]]) -> list[Node]:
+    nodes = []
+    for actor, footprint in run:
+        node = Node(ACTORS, None, {}, actor, 0, {})
+        node.executed = footprint
+        nodes.append(node)
+    return nodes
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(_RUN)
+def test_the_race_analysis_gives_each_step_the_same_clock(run: list[tuple[str, Footprint]]) -> None:
+    """The race analysis reads each step's clock off its conflict index, not off a HappensBefore of its own: the
+    clocks are still the definition, worked out afresh and after a replayed half whose clocks are kept."""
+    expected = _definition(run)
+    nodes = _nodes(run)
+    Races(ACTORS, conflict).add_races(nodes, 0)
+    assert [dict(zip(ACTORS, node.clock or (), strict=True)) for node in nodes] == expected
+    again = _nodes(run)
+    half = len(run) // 2
+    for k in range(half):
+        again[k].clock = nodes[k].clock
+    Races(ACTORS, conflict).add_races(again, half)
+    assert [node.clock for node in again] == [node.clock for node in nodes]
 
 
 def _name(run: list[tuple[str, frozenset[tuple[str, str, str]]]]) -> bytes:

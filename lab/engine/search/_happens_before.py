@@ -6,10 +6,10 @@ transitively. :class:`HappensBefore` adds a run's steps in order and gives each 
 its latest step ordered at or before this one. Every pass that needs the order uses it, over the footprints its
 question is about:
 
-- the explorer's race analysis (:mod:`lab.engine.search._races`), over every step; a replayed prefix keeps the
-  clocks of the run before. Which earlier steps a new step races with it asks the conflict index
-  (:class:`lab.engine.search._conflicts.History`): a race needs the latest conflicting step of *every* other actor,
-  where a clock needs only a few steps that cover them;
+- the explorer's race analysis (:mod:`lab.engine.search._races`) gives every step these same clocks (a test
+  holds them equal), but reads them off its conflict index (:class:`lab.engine.search._conflicts.History`), which
+  it keeps anyway: a race needs the latest conflicting step of *every* other actor, and joining those clocks is the
+  step's clock, so a second index per explored run would only repeat the work;
 - :func:`class_of`, the name of a run's class of equivalent interleavings (two interleavings are equivalent, one
   Mazurkiewicz trace, when they order every pair of conflicting steps alike), worked out from the run alone rather
   than from the explorer's bookkeeping, so that counting the classes an exploration found checks that it ran

@@ -6,11 +6,11 @@ that leads to the second one first: the steps between them that do not happen af
 (Abdulla, Aronis, Jonsson and Sagonas, "Optimal Dynamic Partial Order Reduction", POPL 2014). The plan goes into
 that decision's wakeup tree (:mod:`lab.engine.search._tree`), unless an actor asleep there already covers it.
 
-Races are found incrementally: happens-before by vector clocks
-(:class:`lab.engine.search._happens_before.HappensBefore`), and an index of the latest access to each piece of
-state by each actor
-(:class:`lab.engine.search._conflicts.History`), which gives each step the last conflicting step of every other
-actor without scanning the run. Only the steps this run added are asked about; the
+Races are found incrementally: an index of the latest access to each piece of state by each actor
+(:class:`lab.engine.search._conflicts.History`) gives each step the last conflicting step of every other actor
+without scanning the run, and from those the step's vector clock (the clocks
+:class:`lab.engine.search._happens_before.HappensBefore` gives, read off the same index rather than kept in a
+second one: one index per step of every explored run). Only the steps this run added are asked about; the
 prefix it replayed keeps the clocks of the run before, unless a footprint there came out different.
 
 A race between two critical sections of one lock cannot be reversed where it lies (the second actor cannot take
@@ -23,7 +23,6 @@ from __future__ import annotations
 from lab.engine.core._footprint import Footprint
 from lab.engine.core._run import RunResult
 from lab.engine.search._conflicts import History, shared_things
-from lab.engine.search._happens_before import HappensBefore
 from lab.engine.search._tree import NOTHING, Conflict, Event, Node, insert, weak_initial
 
 
@@ -78,27 +77,44 @@ class Races:
         else:
             relevant = shared_things(steps)
         history = History(relevant)
-        order = HappensBefore(self._actors, relevant)
+        slot_of = self._slot
+        n = len(slot_of)
+        own: list[list[int] | None] = [None] * n  # per actor: the clock of its latest step
         for k, (actor, taken) in enumerate(steps):
             node = nodes[k]
+            slot = slot_of[actor]
             known = node.clock if k < first_new else None  # a replayed step keeps its clock, unless it was stale
-            before = order.clock_of(actor)
+            before = own[slot]
             latest = history.step(k, actor, taken, ask=known is None) if taken else None
-            node.clock = order.step(k, actor, taken, known)
+            if known is None:
+                # the step's vector clock (what HappensBefore gives, from the index the races need anyway): its
+                # actor's previous step joined with the latest conflicting step of each other actor, which covers
+                # every earlier conflicting step of that actor (program order), so nothing else is needed
+                clock = before[:] if before is not None else [-1] * n
+                if latest:
+                    for j in latest.values():
+                        other = nodes[j].clock
+                        if other is not None and clock[slot_of[nodes[j].chosen]] < j:
+                            for i in range(n):
+                                if other[i] > clock[i]:
+                                    clock[i] = other[i]
+                clock[slot] = k
+                node.clock = known = clock
+            own[slot] = known
             if latest and k >= first_new:
                 self._races_into(nodes, k, latest, before)
         if untaken:
-            self._races_of_untaken(nodes, end, order, history)
+            self._races_of_untaken(nodes, end, own, history)
 
-    def _races_of_untaken(self, nodes: list[Node], end: int, order: HappensBefore, history: History) -> None:
+    def _races_of_untaken(self, nodes: list[Node], end: int, own: list[list[int] | None], history: History) -> None:
         """An actor that never ran again (blocked at the end, a deadlock) still has a next step: what it announced.
         Race it against the steps taken, as if it came last."""
-        last = nodes[end - 1]
-        for actor, upcoming in last.pending.items():
-            if actor == last.chosen or not upcoming:
+        final = nodes[end - 1]
+        for actor, upcoming in final.pending.items():
+            if actor == final.chosen or not upcoming:
                 continue
             latest = history.latest_conflicting(upcoming, actor)
-            self._races_into(nodes, end, latest, order.clock_of(actor), untaken=(actor, upcoming))
+            self._races_into(nodes, end, latest, own[self._slot[actor]], untaken=(actor, upcoming))
 
     def _races_into(
         self,
