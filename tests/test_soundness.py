@@ -121,6 +121,7 @@ RACY_TWINS: dict[str, str] = {
     "queue_unfinished": "queue_unfinished_locked",
     "queue_contents": "queue_contents_locked",
     "semaphore_value": "semaphore_value_locked",
+    "methodcaller_inside": "methodcaller_inside_locked",
 }
 """Each racy program and its correct twin (the same program under one lab lock, or with the race removed)."""
 

@@ -124,7 +124,9 @@ def _classify(run: Recording, f: object) -> int:
 
 def kind_key(f: object) -> object:
     """What a call's classification depends on: the function (a bound method's function); a module's built-in
-    itself, or a built-in method's receiver type and name; a slot wrapper's type and name; else the callee's type."""
+    itself, or a built-in method's receiver type and name; a slot wrapper's type and name; a class itself; else
+    the callee's type with ``"__call__"`` (never the class's own key: ``operator.methodcaller`` called reads its
+    arguments, one of its objects called may write them)."""
     kind = type(f)
     if kind is types.MethodType:
         return f.__func__  # type: ignore[attr-defined]
@@ -137,7 +139,7 @@ def kind_key(f: object) -> object:
         return (type(owner), f.__name__)  # type: ignore[attr-defined]
     if kind in WRAPPERS:
         return (kind, getattr(f, "__name__", ""))
-    return kind
+    return (kind, "__call__")  # an object called: apart from its class, whose call makes one (methodcaller)
 
 
 PARTIAL = functools.partial

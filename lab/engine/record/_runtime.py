@@ -276,7 +276,7 @@ class ModuleRuntime(NameRuntime):
             if callee is PARTIAL or (isinstance(f, PARTIAL) and callee.__call__ is PARTIAL.__call__):
                 # calling a partial is calling its function with its arguments and keywords first: charged so
                 return self.call(line, f.func, *f.args, *args, **{**f.keywords, **kwargs})
-            kind = run._kinds.get(callee)
+            kind = run._kinds.get((callee, "__call__"))  # not the class's own key: calling it makes one
         if kind is None:
             kind = classify(run, f)
         if kind == _TRANSPARENT:
