@@ -28,8 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.bench_reduction import _with_actors
 from lab.evidence.records.exploration import exploration_record
-from lab.scenarios.base import actor
 from lab.scenarios.exploring import explore_scenario
 from lab.scenarios.loader import LoadedScenario, load
 
@@ -42,10 +42,7 @@ def _race(actors: int) -> LoadedScenario:
     loaded = load(ROOT / "bench" / "models" / "many_requests.py")
     if not isinstance(loaded, LoadedScenario):
         raise SystemExit(f"cannot load the model: {loaded}")
-    names = ("r1", "r2", "r3", "r4")[:actors]
-    more = {name: actor(getattr(loaded.cls, name)) for name in names if name not in loaded.cls.actors}
-    cls = type(f"{loaded.cls.__name__}{actors}", (loaded.cls,), {**more, "__module__": loaded.cls.__module__})
-    return LoadedScenario(f"{loaded.name}_{actors}", loaded.path, cls, loaded.description)
+    return _with_actors(loaded, ("r1", "r2", "r3", "r4")[:actors])  # (it leaves the model's own class as it was)
 
 
 def _once(loaded: LoadedScenario, granularity: str, jobs: int) -> tuple[float, float, float, str, int]:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from lab.engine.core._footprint import Footprint
 from lab.engine.core._run import Decision, RunResult
-from lab.engine.core._schedule import schedule_string
+from lab.engine.core._schedule import schedule_length, schedule_string
 from lab.engine.search._exploration import Exploration, run_class, tally
 from lab.engine.search._exploration import _canonical as canonical
 from lab.engine.search._exploration import _multinomial as multinomial
@@ -40,7 +40,8 @@ class Ran:
     finished, with its outcome, class, digest and the orders a naive search would try; the run itself and its payload
     (``best``) only if it may be its outcome's example (better than every earlier run of its item with that outcome:
     the example is the best of all, whatever the order, and a run no better than an earlier one of its item, which is
-    tallied first, cannot be it). Most runs repeat an outcome, so most travel without the run."""
+    tallied first, cannot be it). Most runs repeat an outcome, so most travel without the run. ``naive`` is counted
+    for the item's first finished run only (0 for the others): the tally keeps the first one in the search's order."""
 
     cut: bool
     asleep: bool
@@ -137,12 +138,26 @@ def ran(
     if policy.pruned:
         return Ran(True, policy.asleep, "", b"", parts, 0, 0, found.bounded)
     name = run_class(run)
-    rank = canonical(policy.preemptions, schedule_string(run.decisions, explorer.actors))
+    first = not best  # the item's first finished run
+    preemptions = policy.preemptions
     example = None
-    if key not in best or rank < best[key]:
-        best[key] = rank
-        example = (replace(run, trace=(), accesses=()), payload)
-    return Ran(False, False, key, name, parts, policy.preemptions, multinomial(run), found.bounded, example)
+    before = best.get(key)
+    # the schedule is written only for a run that may be the better example (as tally does): fewer preemptions,
+    # or as many and no longer; most runs repeat an outcome with a better example already
+    if (
+        before is None
+        or preemptions < before[0]
+        or (preemptions == before[0] and schedule_length(run.decisions, explorer.actors) <= before[1])
+    ):
+        rank = canonical(preemptions, schedule_string(run.decisions, explorer.actors))
+        if before is None or rank < before:
+            best[key] = rank
+            example = (replace(run, trace=(), accesses=()), payload)
+    # the tally keeps the naive count of the first finished run in the search's order, which is the first finished
+    # run of its item (what comes before it in the item is cut runs, or children with no finished run): the item's
+    # later runs need not count theirs (0 stands for "not counted", as no run has 0 orders)
+    naive = multinomial(run) if first else 0
+    return Ran(False, False, key, name, parts, preemptions, naive, found.bounded, example)
 
 
 def take(explorer: Explorer, found: Exploration, one: Ran) -> None:

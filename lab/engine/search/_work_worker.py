@@ -66,11 +66,12 @@ class Parts:
         """The parts not sent before, and the number of every part."""
         new: list[Any] = []
         ids: list[int] = []
-        for part in parts:
-            known = _part_key(part)
-            number = self._numbers.get(known)
+        numbers = self._numbers
+        for part in parts:  # _part_key inline: a run has dozens of parts
+            known = (part[0], part[1], part[3]) if type(part) is tuple and len(part) == 4 else part
+            number = numbers.get(known)
             if number is None:
-                number = self._numbers[known] = len(self._numbers)
+                number = numbers[known] = len(numbers)
                 new.append(part)
             ids.append(number)
         return new, ids
