@@ -152,6 +152,14 @@ def add_run_flags(parser: argparse.ArgumentParser, *, explore: bool) -> None:
         default=os.cpu_count() or 1,
         help="processes exploring one scenario at once (default: this machine's cores); any number finds the same",
     )
+    parser.add_argument(
+        "--cross-check",
+        type=int,
+        metavar="N",
+        default=0,
+        help="then run each explored scenario's actors N times on free real threads: an outcome they reach that "
+        "no explored schedule did is a MODEL GAP, and the exploration FAILs (default 0: none)",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +181,8 @@ class RunRequest:
     seed: int = 0
     seconds: float | None = None
     save_scenario: str | None = None
+    cross_check: int = 0
+    """Real runs per exploration on free threads (``--cross-check N``; 0: none), kept apart from the records."""
 
     @property
     def selected(self) -> tuple[str, ...]:
@@ -197,6 +207,8 @@ def run_request(args: argparse.Namespace, *, explore: bool) -> RunRequest:
         raise UsageError("--seed needs a number >= 0")
     if args.seconds is not None and not args.seconds > 0:
         raise UsageError("--seconds needs a number of seconds > 0")
+    if args.cross_check < 0:
+        raise UsageError("--cross-check needs a number of real runs >= 1 (0: none)")
     granularities = ("probe", "line") if args.granularity == BOTH else (args.granularity or "probe",)
     return RunRequest(
         out=base.out,
@@ -214,6 +226,7 @@ def run_request(args: argparse.Namespace, *, explore: bool) -> RunRequest:
         seed=args.seed,
         seconds=args.seconds,
         save_scenario=args.save_scenario,
+        cross_check=args.cross_check,
     )
 
 
@@ -251,6 +264,7 @@ def _legacy_parser() -> argparse.ArgumentParser:
         ("--mode", "MODE"),
         ("--seed", "N"),
         ("--seconds", "S"),
+        ("--cross-check", "N"),
     ):
         parser.add_argument(flag, metavar=meta)
     return parser
@@ -280,6 +294,7 @@ def run_words(argv: Sequence[str], scenarios: Path | None) -> list[str]:
             ("--mode", args.mode),
             ("--seed", args.seed),
             ("--seconds", args.seconds),
+            ("--cross-check", args.cross_check),
         )
         if value is not None
     ]
@@ -312,6 +327,7 @@ def _check_combinations(args: argparse.Namespace) -> None:
         ("--mode", args.mode),
         ("--seed", args.seed),
         ("--seconds", args.seconds),
+        ("--cross-check", args.cross_check),
     ):
         if value is not None and not explore:
             raise UsageError(f"{flag} goes with --explore")

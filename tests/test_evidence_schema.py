@@ -179,6 +179,7 @@ class TestOnePlaceForPaths:
             *(f"{layout.scenario_dir('<name>')}/{name}" for name in layout.SCENARIO_FILES),
             exploration,
             layout.KILL_MATRIX,
+            layout.cross_check_path("<name>", "<granularity>", "").replace(".json", "[.<variant>].json"),
         }
         assert drawn == named
 

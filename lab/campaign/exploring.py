@@ -1,5 +1,5 @@
 """A run's exploration: which scenarios it explores (checked before anything is written), and exploring them at
-each granularity, then the kill matrix."""
+each granularity (each then checked on real threads, with ``--cross-check``), then the kill matrix."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import TypeVar
 
 from lab.campaign.interface import ExploreSettings, Listener
 from lab.errors import ScenarioError, UsageError
+from lab.scenarios.cross_check import check_exploration
 from lab.scenarios.exploring import ScenarioExploration, explore_scenario
 from lab.scenarios.kill_matrix import KillMatrix, build_kill_matrix, race_scenario
 from lab.scenarios.loader import BrokenScenario, LoadedScenario, load_all
@@ -108,8 +109,12 @@ def explore(
             except ScenarioError as error:  # its setup raises: the normal run already reports it as ERROR
                 listener.exploration_done(error)
                 break
-            explorations.append(found)
             listener.exploration_done(found)
+            if settings.cross_check:  # real threads check the model; the records stay the search's own
+                listener.cross_check_started(item.name, granularity, settings.cross_check)
+                found = check_exploration(item, found, settings.cross_check)
+                listener.cross_check_done(found, found.lines())
+            explorations.append(found)
     races = [item for item in chosen.to_explore if race_scenario(item)]
     matrix = None
     if races and settings.variant is None:

@@ -3,6 +3,7 @@ what a run or a replay did."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,8 @@ class ExploreSettings:
     seed: int = 0
     seconds: float | None = None
     """A time budget per exploration beside ``max_schedules`` (``None``: none)."""
+    cross_check: int = 0
+    """Real runs of each explored scenario on free threads after its exploration (0: none); a MODEL GAP fails it."""
 
     def record(self) -> dict[str, Any]:
         """The settings as ``run.json`` records them (``jobs`` changes no count, so it is not recorded)."""
@@ -93,6 +96,13 @@ class Listener:
 
     def exploration_done(self, found: ScenarioExploration | ScenarioError) -> None:
         """An exploration finished, or its scenario's setup raised (then no exploration is recorded)."""
+
+    def cross_check_started(self, name: str, granularity: str, runs: int) -> None:
+        """Real threads begin checking an exploration's model (``--cross-check``)."""
+
+    def cross_check_done(self, found: ScenarioExploration, lines: Sequence[str]) -> None:
+        """An exploration was cross-checked: ``lines`` say what real threads reached (each MODEL GAP, or none), or
+        why its scenario is not cross-checked."""
 
     def kill_matrix_started(self, cells: int) -> None:
         """The kill matrix begins: ``cells`` explorations."""

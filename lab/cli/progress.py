@@ -8,6 +8,7 @@ and kill-matrix cell prints one line when it finishes, verdict first.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Self
 
@@ -113,6 +114,13 @@ class CampaignProgress(_Display, Listener):
             f"{found.executions} executions run ({found.blocked} redundant), {found.distinct} outcomes, "
             f"{found.seconds:.1f} s",
         )
+
+    def cross_check_started(self, name: str, granularity: str, runs: int) -> None:
+        self._show(f"cross-checking {name} ({granularity}) on real threads", extra=f"{runs} runs")
+
+    def cross_check_done(self, found: ScenarioExploration, lines: Sequence[str]) -> None:
+        for line in lines:  # on a terminal too: a MODEL GAP, or a scenario not checked, is never only transient
+            self.note(line)
 
     def kill_matrix_started(self, cells: int) -> None:
         self._show("kill matrix", total=cells, extra="cells")

@@ -27,6 +27,7 @@ from lab.render import (
     print_failures,
     summary_table,
 )
+from lab.scenarios.cross_check import CheckedExploration
 from lab.scenarios.exploring import ExploreVerdict
 from lab.scenarios.runner import Verdict
 
@@ -54,6 +55,7 @@ def settings(request: RunRequest) -> ExploreSettings | None:
         mode=request.mode,
         seed=request.seed,
         seconds=request.seconds,
+        cross_check=request.cross_check,
     )
 
 
@@ -83,6 +85,7 @@ def main(args: argparse.Namespace, output: Output) -> int:
     if unproved:  # an exploration's own verdict, never hidden behind the run's (a mutant's FAIL is its bug found)
         named = ", ".join(
             f"{found.name} ({found.granularity}{', ' + found.variant if found.variant else ''}) {found.verdict}"
+            + (" (MODEL GAP)" if isinstance(found, CheckedExploration) and found.gap_lines else "")
             for found in unproved
         )
         checks = f"exploration {named}; scenario checks {'passed' if outcome.status == Verdict.PASS else 'FAILED'}"
@@ -110,6 +113,9 @@ def _print(outcome: RunOutcome, output: Output, invocation: Invocation) -> None:
         if found.verdict is not ExploreVerdict.PASS or len(found.rows) > 1:
             console.print(outcome_rows_table(found))
         print_counterexample(console, found, invocation)
+        if isinstance(found, CheckedExploration) and found.gap_lines:  # what real threads reached, again, at the end
+            for line in found.lines():
+                output.line(line)
     matrix = outcome.kill_matrix
     if matrix is not None:
         console.print(kill_matrix_table(matrix))

@@ -11,7 +11,14 @@ evidence.
 from __future__ import annotations
 
 from lab.scenarios.base import Lab, Pin, Scenario, actor
-from lab.scenarios.cross_check import CrossCheck, cross_check
+from lab.scenarios.cross_check import (
+    SWITCH_INTERVAL,
+    CheckedExploration,
+    CrossCheck,
+    check_exploration,
+    cross_check,
+    outcome_matches,
+)
 from lab.scenarios.explaining import Explanation, explain_failure, replay_command
 from lab.scenarios.exploring import (
     ExploreVerdict,
@@ -46,10 +53,12 @@ __all__ = [
     "FAILING_GRADES",
     "GRANULARITIES",
     "NOT_RUN",
+    "SWITCH_INTERVAL",
     "UNDECLARED",
     "BrokenScenario",
     "CellStatus",
     "Check",
+    "CheckedExploration",
     "CrossCheck",
     "Explanation",
     "ExploreVerdict",
@@ -68,6 +77,7 @@ __all__ = [
     "actor",
     "build_kill_matrix",
     "chat_state",
+    "check_exploration",
     "check_new_name",
     "cross_check",
     "describe_pin",
@@ -84,6 +94,7 @@ __all__ = [
     "load",
     "load_all",
     "only",
+    "outcome_matches",
     "pinned_scenario",
     "race_scenario",
     "replay_command",

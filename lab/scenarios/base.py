@@ -202,8 +202,9 @@ class Scenario:
 
     A race scenario may list ``variants``, the session classes it can be run over (the first is the correct one;
     ``self.variant`` is the class chosen for this run). ``line_modules`` names extra modules whose every line is a
-    scheduling point at line granularity. A *pinned* scenario (see :func:`lab.scenarios.pinning.pinned_scenario`)
-    replays its ``pin``, one recorded schedule of a race scenario.
+    scheduling point at line granularity. ``not_cross_checked`` says why real threads cannot check the model of a
+    scenario whose outcome only the lab's run can give (a time on its virtual clock). A *pinned* scenario (see
+    :func:`lab.scenarios.pinning.pinned_scenario`) replays its ``pin``, one recorded schedule of a race scenario.
     """
 
     source: ClassVar[str] = ""
@@ -213,6 +214,8 @@ class Scenario:
     line_modules: ClassVar[Sequence[str]] = ()
     expect_broken: ClassVar[Sequence[str]] = ()
     pin: ClassVar[Pin | None] = None
+    not_cross_checked: ClassVar[str] = ""
+    """Why real threads cannot check this scenario's model (``--cross-check``), in words; empty: they can."""
     actors: ClassVar[tuple[str, ...]] = ()
     """The ``@actor`` methods' names, in order (derived from the class: never set it)."""
 

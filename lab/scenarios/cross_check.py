@@ -15,7 +15,8 @@ latches behave as their ``threading`` counterparts; nothing else of the lab is i
 no rewritten code. An actor that has not finished by the deadline is HUNG; its thread is left behind (a daemon).
 
 Real runs run on real time. A scenario whose outcome is a time (the scripted transport's deadlines run on the run's
-virtual clock) reads it differently there, and cannot be cross-checked for it; the suite says which.
+virtual clock) reads it differently there, and cannot be cross-checked for it: it says why in ``not_cross_checked``,
+and a cross-check names it with that reason instead of running it (:func:`check_exploration`).
 
 Real runs are not deterministic. A :class:`CrossCheck` is kept apart from traces and records the audit replays: the
 counts may differ from one run to the next, only what kind of thing it says is fixed.
@@ -29,13 +30,13 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from lab.engine.core import Json, Scheduler, sorted_detail
 from lab.engine.sync import FREE_ACTOR
 from lab.errors import UsageError
 from lab.scenarios.base import Lab, Scenario
-from lab.scenarios.exploring import ScenarioExploration, outcome_key
+from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, outcome_key
 from lab.scenarios.loader import LoadedScenario
 from lab.scenarios.results import outcome_text
 
@@ -43,7 +44,8 @@ SWITCH_INTERVAL = 1e-6
 """Seconds between the interpreter's forced thread switches during a real run (CPython's default is 5 ms)."""
 
 RUN_SECONDS = 5.0
-"""How long one real run may take before its unfinished actors are HUNG."""
+"""How long one real run may take before its unfinished actors are HUNG (beside the deadlines of its scripted
+transports, which a real run waits out in real time)."""
 
 _REAL_MONOTONIC = time.monotonic
 
@@ -71,7 +73,7 @@ class CrossCheck:
         in which the same actors finished alike. A real run whose invariants could not be read (they read the trace,
         which a real run has not) is compared by what it observed alone."""
         explored = [json.loads(key) for key in found.outcomes]
-        return sorted(key for key in self.reached if not any(_matches(json.loads(key), e) for e in explored))
+        return sorted(key for key in self.reached if not any(outcome_matches(json.loads(key), e) for e in explored))
 
     def describe_gaps(self, found: ScenarioExploration) -> list[str]:
         """One line per MODEL GAP: what real threads reached, in how many runs, and that exploring never did."""
@@ -94,6 +96,51 @@ class CrossCheck:
             "reached": dict(sorted(self.reached.items())),
             "setup_failures": self.setup_failures,
         }
+
+
+@dataclass(frozen=True)
+class CheckedExploration(ScenarioExploration):
+    """An exploration and real threads' check of its model (``--cross-check``).
+
+    ``verdict`` is the exploration's verdict after the check: FAIL when real threads reached an outcome it never
+    did (a MODEL GAP), else the search's own, which ``search_verdict`` keeps and the exploration's record (replayed
+    by the audit) still says. ``not_checked``: why the scenario was not cross-checked (its ``not_cross_checked``),
+    then ``cross_check`` is ``None``."""
+
+    cross_check: CrossCheck | None = None
+    search_verdict: ExploreVerdict = ExploreVerdict.PASS
+    not_checked: str = ""
+    gap_lines: tuple[str, ...] = ()
+    """One line per MODEL GAP (:meth:`CrossCheck.describe_gaps`)."""
+
+    def lines(self) -> list[str]:
+        """What the check found, in words: its MODEL GAP lines, or one line saying there is none (or why the
+        scenario was not checked)."""
+        title = f"{self.name} ({self.granularity}{', ' + self.variant if self.variant else ''})"
+        if self.cross_check is None:
+            return [f"not cross-checked: {title}: {self.not_checked}"]
+        check = self.cross_check
+        head = f"cross-check {title}: {check.runs} real runs, {len(check.reached)} outcomes reached"
+        failed = f", {check.setup_failures} setups raised" if check.setup_failures else ""
+        if not self.gap_lines:
+            return [f"{head}{failed}, no MODEL GAP"]
+        return [f"{head}{failed}, {len(self.gap_lines)} MODEL GAP: {self.name} is not PASS", *self.gap_lines]
+
+
+def check_exploration(
+    loaded: LoadedScenario, found: ScenarioExploration, runs: int, *, seconds: float = RUN_SECONDS
+) -> CheckedExploration:
+    """``found`` checked by ``runs`` real runs of the same scenario and variant, or, for a scenario that says why it
+    cannot be (``not_cross_checked``), marked so, with its verdict unchanged."""
+    kept = {f.name: getattr(found, f.name) for f in fields(ScenarioExploration)}
+    reason = str(getattr(loaded.cls, "not_cross_checked", "") or "")
+    if reason:
+        return CheckedExploration(**kept, search_verdict=found.verdict, not_checked=reason)
+    check = cross_check(loaded, runs, variant=found.variant or None, seconds=seconds)
+    gaps = tuple(check.describe_gaps(found))
+    verdict = ExploreVerdict.FAIL if gaps else found.verdict
+    kept["verdict"] = verdict
+    return CheckedExploration(**kept, cross_check=check, search_verdict=found.verdict, gap_lines=gaps)
 
 
 def cross_check(
@@ -143,7 +190,7 @@ def _one_run(loaded: LoadedScenario, variant: str | None, seconds: float) -> str
     ]
     for thread in threads:
         thread.start()
-    deadline = _REAL_MONOTONIC() + seconds
+    deadline = _REAL_MONOTONIC() + seconds + _waits(scenario.lab)
     for thread in threads:
         thread.join(max(deadline - _REAL_MONOTONIC(), 0.0))
     hung = [name for name, thread in zip(cls.actors, threads, strict=True) if thread.is_alive()]
@@ -163,6 +210,12 @@ def _one_run(loaded: LoadedScenario, variant: str | None, seconds: float) -> str
     return outcome_key(observed, broken)
 
 
+def _waits(lab: Lab) -> float:
+    """Seconds a real run may spend waiting on purpose: each scripted transport's deadline (a stalled stream sleeps
+    until it, in real time on a free thread), so that a run that times out as its scenario means is not HUNG."""
+    return sum(float(t.deadline) for t in lab.transports if isinstance(t.deadline, int | float) and t.deadline > 0)
+
+
 def _failed(cls: type[Scenario], scenario: Scenario) -> list[str]:
     """The invariant checks that failed, named as a graded run names them (an expected break that held fails)."""
     failed = []
@@ -175,8 +228,9 @@ def _failed(cls: type[Scenario], scenario: Scenario) -> list[str]:
     return failed
 
 
-def _matches(real: Mapping[str, Json], explored: Mapping[str, Json]) -> bool:
-    """Whether a real run's outcome is one the exploration reached (see :meth:`CrossCheck.gaps`)."""
+def outcome_matches(real: Mapping[str, Json], explored: Mapping[str, Json]) -> bool:
+    """Whether a real run's outcome (``{"observed": ..., "broken": [...]}``) is one the exploration reached (see
+    :meth:`CrossCheck.gaps`); the evidence's audit asks it again of the records."""
     seen, there = dict(real["observed"]), dict(explored["observed"])
     if real["broken"] != [UNCHECKED] and real["broken"] != explored["broken"]:
         return False
@@ -207,4 +261,13 @@ def gaps_of(checks: Sequence[CrossCheck], found: ScenarioExploration) -> list[st
     return [line for check in checks for line in check.describe_gaps(found)]
 
 
-__all__ = ["RUN_SECONDS", "SWITCH_INTERVAL", "CrossCheck", "cross_check", "gaps_of"]
+__all__ = [
+    "RUN_SECONDS",
+    "SWITCH_INTERVAL",
+    "CheckedExploration",
+    "CrossCheck",
+    "check_exploration",
+    "cross_check",
+    "gaps_of",
+    "outcome_matches",
+]

@@ -9,6 +9,15 @@ every record's fields in :mod:`~lab.evidence.records.schema`; reading never leav
 from __future__ import annotations
 
 from lab.evidence.records import sources
+from lab.evidence.records.cross_check import (
+    MODEL_GAP,
+    checked_verdict,
+    checks_of,
+    cross_check_line,
+    cross_check_record,
+    gaps,
+    summary_entry,
+)
 from lab.evidence.records.exploration import (
     COUNT_WORDS,
     NOT_COMPUTED,
@@ -35,7 +44,10 @@ from lab.evidence.records.layout import (
     STARTED,
     SUMS,
     TOP_FILES,
+    cross_check_path,
+    exploration_path,
     is_scenario_name,
+    parse_cross_check_path,
     parse_scenario_path,
     requests_path,
     result_path,
@@ -66,6 +78,7 @@ from lab.evidence.records.schema import (
     AUDIT_OPTIONAL,
     CHECK_FIELDS,
     CHECK_OPTIONAL,
+    CROSS_CHECK_FIELDS,
     EXPLANATION_FIELDS,
     STEP_FIELDS,
     EXPLORATION_FIELDS,
@@ -87,6 +100,17 @@ from lab.evidence.records.sources import NORMALIZATION, combined_digest, is_chec
 from lab.evidence.records.text import cell_name, first_difference, refuse_constant, shown
 
 __all__ = [
+    "CROSS_CHECK_FIELDS",
+    "MODEL_GAP",
+    "checked_verdict",
+    "checks_of",
+    "cross_check_line",
+    "cross_check_path",
+    "cross_check_record",
+    "exploration_path",
+    "gaps",
+    "parse_cross_check_path",
+    "summary_entry",
     "run_status",
     "MATRIX_GRANULARITIES",
     "SCENARIOS",

@@ -18,8 +18,10 @@ from typing import Any
 from lab.engine.core import Json
 from lab.errors import UsageError
 from lab.evidence.records import layout
+from lab.evidence.records.cross_check import cross_check_record, summary_entry
 from lab.evidence.records.layout import KILL_MATRIX, exploration_path
 from lab.evidence.records.schema import SUMMARY_KEYS, VERDICT_WORDS
+from lab.scenarios.cross_check import CheckedExploration
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration
 from lab.scenarios.kill_matrix import KillCell, KillMatrix
 from lab.scenarios.outcomes import FAILING_GRADES
@@ -39,6 +41,8 @@ class ExplorationFiles:
     records: tuple[tuple[str, dict[str, Json]], ...]
     kill_matrix: dict[str, Json] | None
     summary: dict[str, Json] | None
+    cross_checks: tuple[tuple[str, dict[str, Json]], ...] = ()
+    """Real threads' check of each exploration (``--cross-check``), by path: not replayed by the audit."""
 
 
 def parse_exploration_path(rel: str) -> tuple[str, str, str] | None:
@@ -234,6 +238,7 @@ def plan_exploration(
     recorded = _settings(settings)
     defaults = {result.name: str(getattr(result, "variant", "") or "") for result in results}
     records: list[tuple[str, dict[str, Json]]] = []
+    checks: dict[str, tuple[str, dict[str, Json]]] = {}
     for found in explorations:
         _check_exploration(found, defaults, recorded)
         path = exploration_path(found.name, found.granularity, found.variant)
@@ -243,23 +248,41 @@ def plan_exploration(
                 f"{found.variant or 'its session'}; keep one exploration of each"
             )
         records.append((path, exploration_record(found, default_variant=found.variant == defaults[found.name])))
+        if isinstance(found, CheckedExploration):
+            where = layout.cross_check_path(found.name, found.granularity, found.variant)
+            checks[path] = (where, cross_check_record(found, path))
     kill = None
     if kill_matrix is not None:
         limit = recorded["max_schedules"] if recorded is not None else DEFAULT_KILL_MATRIX_SCHEDULES
         kill = kill_matrix_record(kill_matrix, max_schedules=limit)
-    return ExplorationFiles(tuple(records), kill, summary_record(recorded, records, kill))
+    summary = summary_record(recorded, records, kill, checks)
+    return ExplorationFiles(tuple(records), kill, summary, tuple(checks.values()))
 
 
 def summary_record(
     settings: Mapping[str, Json] | None,
     records: Sequence[tuple[str, Mapping[str, Json]]],
     kill: Mapping[str, Json] | None,
+    cross_checks: Mapping[str, tuple[str, Mapping[str, Json]]] | None = None,
 ) -> dict[str, Json]:
-    """``run.json``'s ``exploration``: the settings, each exploration's verdict and counts, the kill matrix's state."""
-    verdicts = [record["verdict"] for _, record in records]
+    """``run.json``'s ``exploration``: the settings, each exploration's verdict and counts, the kill matrix's state.
+
+    ``cross_checks``: real threads' check of an exploration (path and record), by the exploration's path; its entry
+    then says so, and its verdict is the one after the check (:func:`~lab.evidence.records.cross_check
+    .checked_verdict`)."""
+    checked = cross_checks or {}
+    entries: list[Json] = []
+    for path, record in records:
+        entry: dict[str, Json] = {"file": path, **{key: record[key] for key in SUMMARY_KEYS}}
+        if path in checked:
+            where, check = checked[path]
+            entry["verdict"] = check["verdict"]
+            entry["cross_check"] = summary_entry(where, check)
+        entries.append(entry)
+    verdicts = [entry["verdict"] for entry in entries if isinstance(entry, dict)]
     return {
         "settings": dict(settings) if settings is not None else None,
-        "explorations": [{"file": path, **{key: record[key] for key in SUMMARY_KEYS}} for path, record in records],
+        "explorations": entries,
         "verdicts": {verdict: verdicts.count(verdict) for verdict in VERDICT_WORDS},
         "kill_matrix": None if kill is None else {"file": KILL_MATRIX, "ok": kill["ok"], "problems": kill["problems"]},
     }

@@ -42,6 +42,10 @@ EXPLORE = "explore/"
 KILL_MATRIX = EXPLORE + "kill-matrix.json"
 """The mutant kill matrix, when race scenarios were explored."""
 
+CROSS_CHECK = "cross-check/"
+"""The folder holding what real threads reached (``--cross-check N``): one file per exploration, beside ``explore/``
+and not in it, since real runs are not deterministic and the audit replays nothing of them."""
+
 TOP_FILES = (RUN, SOURCES_JSON, REPORT_MD, AUDIT, SUMS)
 """Top-level files every finished folder holds."""
 OPTIONAL_FILES = (STARTED, SIGNATURE, REPORT_HTML)
@@ -112,3 +116,16 @@ def parse_exploration_path(rel: str, granularities: tuple[str, ...]) -> tuple[st
     if match is None or match["granularity"] not in granularities:
         return None
     return parts[1], match["granularity"], match["variant"] or ""
+
+
+def cross_check_path(name: str, granularity: str, variant: str) -> str:
+    """``cross-check/<scenario>/<granularity>[.<variant>].json``: real threads' check of the exploration at the same
+    place under ``explore/``."""
+    return CROSS_CHECK + exploration_path(name, granularity, variant)[len(EXPLORE) :]
+
+
+def parse_cross_check_path(rel: str, granularities: tuple[str, ...]) -> tuple[str, str, str] | None:
+    """``(scenario, granularity, variant)`` of a cross-check file's path, or ``None`` if it is not one."""
+    if not rel.startswith(CROSS_CHECK):
+        return None
+    return parse_exploration_path(EXPLORE + rel[len(CROSS_CHECK) :], granularities)

@@ -315,12 +315,30 @@ SETTINGS_FIELDS: Mapping[str, Rule] = {
 SUMMARY_KEYS = ("name", "variant", "default_variant", "granularity", "verdict", "schedules", "pruned", "distinct")
 """The fields of an exploration record that ``run.json`` repeats, and the auditor compares."""
 SUMMARY_ENTRY_FIELDS: Mapping[str, Rule] = {"file": STR, **{key: EXPLORATION_FIELDS[key] for key in SUMMARY_KEYS}}
+CROSS_CHECK_ENTRY_FIELDS: Mapping[str, Rule] = {
+    "file": STR,
+    "runs": COUNT,
+    "reached": COUNT,
+    "model_gaps": COUNT,
+    "not_checked": STR,
+}
+SUMMARY_ENTRY_OPTIONAL: Mapping[str, Rule] = {
+    "cross_check": (
+        lambda v: isinstance(v, dict) and not field_problems(v, CROSS_CHECK_ENTRY_FIELDS),
+        "{file, runs, reached, model_gaps, not_checked}",
+    ),
+}
+"""An exploration's entry has ``cross_check`` when the run cross-checked it (``--cross-check N``); its verdict is
+then the one after the check (a MODEL GAP makes it FAIL)."""
 SUMMARY_FIELDS: Mapping[str, Rule] = {
     "settings": (
         lambda v: v is None or (isinstance(v, dict) and not field_problems(v, SETTINGS_FIELDS)),
         "null or {granularities, preemption_bound, max_schedules}",
     ),
-    "explorations": (lambda v: _objects(v, SUMMARY_ENTRY_FIELDS), "a list of {file, name, variant, verdict, ...}"),
+    "explorations": (
+        lambda v: _objects(v, SUMMARY_ENTRY_FIELDS, SUMMARY_ENTRY_OPTIONAL),
+        "a list of {file, name, variant, verdict, ...}",
+    ),
     "verdicts": (
         lambda v: isinstance(v, dict) and not field_problems(v, dict.fromkeys(VERDICT_WORDS, COUNT)),
         "an object with PASS, FAIL and INCOMPLETE counts",
@@ -334,6 +352,22 @@ SUMMARY_FIELDS: Mapping[str, Rule] = {
     ),
 }
 
+REACHED_FIELDS: Mapping[str, Rule] = {"observed": OBJECT, "broken": STR_LIST, "runs": COUNT}
+CROSS_CHECK_FIELDS: Mapping[str, Rule] = {
+    "name": NAME,
+    "variant": STR,
+    "granularity": STR,
+    "exploration": STR,
+    "runs": COUNT,
+    "setup_failures": COUNT,
+    "switch_interval": NUMBER,
+    "reached": (lambda v: _objects(v, REACHED_FIELDS), "a list of {observed, broken, runs}"),
+    "model_gaps": (lambda v: _objects(v, REACHED_FIELDS), "a list of {observed, broken, runs}"),
+    "not_checked": STR,
+    "verdict": (_one_of(*VERDICT_WORDS), "PASS, FAIL or INCOMPLETE"),
+}
+"""A cross-check file (``cross-check/<scenario>/<granularity>[.<variant>].json``): real runs, not replayed."""
+
 RECORDS: Mapping[str, tuple[Mapping[str, Rule], Mapping[str, Rule]]] = {
     STARTED: (STARTED_FIELDS, NONE),
     RUN: (RUN_FIELDS, RUN_OPTIONAL),
@@ -344,6 +378,7 @@ RECORDS: Mapping[str, tuple[Mapping[str, Rule], Mapping[str, Rule]]] = {
     "exploration": (EXPLORATION_FIELDS, EXPLORATION_OPTIONAL),
     KILL_MATRIX: (KILL_MATRIX_FIELDS, KILL_MATRIX_OPTIONAL),
     "exploration summary": (SUMMARY_FIELDS, NONE),
+    "cross-check": (CROSS_CHECK_FIELDS, NONE),
 }
 """Every record's required and optional fields, by the name ``docs/evidence.md`` gives its table
 (``<!-- schema: NAME -->``): a file's path in the folder, or what the record is (a check, an exploration)."""

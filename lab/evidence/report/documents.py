@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lab.engine.core import Json
+from lab.evidence.records.cross_check import checks_of
 from lab.evidence.records.layout import REPORT_HTML, REPORT_MD
 from lab.evidence.report.explore_report import exploration_section
 from lab.evidence.report.html import render_html
@@ -37,7 +38,9 @@ def render_documents(
     text = render_report(run, results, broken, explored.records if explored is not None else ())
     if explored is not None:
         actors = {result.name: list(result.outcomes) for result in results}
-        section = exploration_section(explored.settings, explored.records, explored.kill_matrix, actors)
+        section = exploration_section(
+            explored.settings, explored.records, explored.kill_matrix, actors, checks=checks_of(run)
+        )
         text += "\n" + "\n".join(section) + "\n" if section else ""
     parts = None if explored is None else (explored.settings, explored.records, explored.kill_matrix)
     page = render_html(run, results, broken, parts)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lab.evidence.records.cross_check import MODEL_GAP, cross_check_line
 from lab.evidence.records.exploration import COUNT_WORDS
 from lab.evidence.report.failing import failing_schedules
 from lab.evidence.report.mermaid import schedule_diagram
@@ -24,9 +25,13 @@ def exploration_section(
     records: Sequence[tuple[str, Mapping[str, Any]]],
     kill: Mapping[str, Any] | None,
     actors: Mapping[str, Sequence[str]] | None = None,
+    *,
+    checks: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[str]:
     """The Markdown lines of the section (empty when the run did not explore); ``actors``: each scenario's actors in
-    order, for the pictures of failing schedules (none without it)."""
+    order, for the pictures of failing schedules (none without it); ``checks``: real threads' check of each
+    exploration, by its path (:func:`~lab.evidence.records.cross_check.checks_of`)."""
+    checks = checks or {}
     if settings is None and not records and kill is None:
         return []
     lines = ["## Exploration", ""]
@@ -41,20 +46,27 @@ def exploration_section(
             f"kill matrix's problems; explorations of other variants only inform.",
             "",
         ]
+        if checks:
+            lines += [
+                "Each exploration was then cross-checked on free real threads (`--cross-check`): an outcome they "
+                "reached that no explored schedule did is a MODEL GAP, and makes its exploration FAIL. Real runs "
+                "are not repeatable: their counts are what this run saw, and the audit checks their form only.",
+                "",
+            ]
     if records:
         lines += [
             "| scenario | variant | granularity | verdict | schedules | pruned | naive bound | outcomes |",
             "| --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
-        for _, record in records:
+        for rel, record in records:
             variant = record["variant"] + (" (default)" if record["default_variant"] and record["variant"] else "")
             lines.append(
                 f"| {_cell(record['name'])} | {_cell(variant or '-')} | {record['granularity']} "
-                f"| {record['verdict']} | {record['schedules']} | {record['pruned']} "
+                f"| {_verdict(record, checks.get(rel))} | {record['schedules']} | {record['pruned']} "
                 f"| {_big(record['naive_bound'])} | {record['distinct']} |"
             )
         for rel, record in records:
-            lines += ["", *_exploration(rel, record)]
+            lines += ["", *_exploration(rel, record, checks.get(rel))]
             if actors is not None:
                 lines += _pictures(record, actors.get(record["name"], ()))
     if kill is not None:
@@ -62,9 +74,16 @@ def exploration_section(
     return lines
 
 
-def _exploration(rel: str, record: Mapping[str, Any]) -> list[str]:
+def _verdict(record: Mapping[str, Any], check: Mapping[str, Any] | None) -> str:
+    """The exploration's verdict after its cross-check: FAIL (MODEL GAP) when real threads found one."""
+    if check is None or not check["model_gaps"]:
+        return str(record["verdict"])
+    return f"{check['verdict']} ({MODEL_GAP})"
+
+
+def _exploration(rel: str, record: Mapping[str, Any], check: Mapping[str, Any] | None = None) -> list[str]:
     title = " · ".join(filter(None, (record["name"], record["granularity"], record["variant"])))
-    lines = [f"### {_cell(title)}: {record['verdict']}", ""]
+    lines = [f"### {_cell(title)}: {_verdict(record, check)}", ""]
     limits = [f"at most {record['preemption_bound']} preemptions"] if record["preemption_bound"] is not None else []
     limits += ["the schedule budget was hit"] if record["budget_hit"] else []
     lines.append(
@@ -94,6 +113,9 @@ def _exploration(rel: str, record: Mapping[str, Any]) -> list[str]:
         lines += _explanation(record, example.get("explanation"))
     if record["problem"]:
         lines += ["", f"Problem: {_cell(record['problem'])}"]
+    if check is not None:
+        searched = f" The search alone said {record['verdict']}." if check["model_gaps"] else ""
+        lines += ["", f"Cross-check: {_cell(cross_check_line(check))}.{searched} Record: `{check['file']}`."]
     return lines
 
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lab.engine.core import Json
+from lab.evidence.records.cross_check import checks_of
 from lab.evidence.report.html_explore import exploration_html
 from lab.evidence.report.html_kit import STYLE, badge, esc, outcome_badge, token
 from lab.evidence.report.report import race_caption
@@ -45,7 +46,7 @@ def render_html(
     body += [_scenario(result) for result in results]
     if exploration is not None:
         actors = {result.name: list(result.outcomes) for result in results}
-        body.append(exploration_html(*exploration, actors))
+        body.append(exploration_html(*exploration, actors, checks=checks_of(run)))
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'

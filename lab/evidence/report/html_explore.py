@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lab.evidence.records.cross_check import MODEL_GAP, cross_check_line
 from lab.evidence.report.failing import failing_schedules
 from lab.evidence.report.html_kit import badge, esc, strip_html
 from lab.scenarios.explaining import replay_command
@@ -23,8 +24,12 @@ def exploration_html(
     records: Sequence[tuple[str, Mapping[str, Any]]],
     kill: Mapping[str, Any] | None,
     actors: Mapping[str, Sequence[str]],
+    *,
+    checks: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
-    """The section, or "" when the run did not explore; ``actors``: each scenario's actors, in order."""
+    """The section, or "" when the run did not explore; ``actors``: each scenario's actors, in order; ``checks``:
+    real threads' check of each exploration, by its path (:func:`~lab.evidence.records.cross_check.checks_of`)."""
+    checks = checks or {}
     if settings is None and not records and kill is None:
         return ""
     parts = ['<section class="explorations" id="exploration"><h2>Exploration</h2>']
@@ -41,19 +46,23 @@ def exploration_html(
         "actor that ran before could have gone on). Its replay command shows the whole run.</p>"
     )
     for rel, record in records:
-        parts.append(_exploration(rel, record, actors.get(record["name"], ())))
+        parts.append(_exploration(rel, record, actors.get(record["name"], ()), checks.get(rel)))
     if kill is not None:
         parts.append(_kill_matrix(kill))
     parts.append("</section>")
     return "\n".join(parts)
 
 
-def _exploration(rel: str, record: Mapping[str, Any], actors: Sequence[str]) -> str:
+def _exploration(
+    rel: str, record: Mapping[str, Any], actors: Sequence[str], check: Mapping[str, Any] | None = None
+) -> str:
     title = " · ".join(filter(None, (record["name"], record["granularity"], record["variant"])))
     total = max(int(record["schedules"]), 1)
+    gap = check is not None and bool(check["model_gaps"])
+    verdict = str(check["verdict"]) if check is not None else str(record["verdict"])
     parts = [
         f'<section class="exploration" data-scenario="{esc(record["name"])}" data-file="{esc(rel)}">',
-        f"<h3>{esc(title)} {badge(str(record['verdict']), 'verdict')}</h3>",
+        f"<h3>{esc(title)} {badge(verdict, 'verdict')}" + (f" {esc(MODEL_GAP)}" if gap else "") + "</h3>",
         f'<p class="note">{esc(record["schedules"])} schedules ({esc(record["pruned"])} pruned; a naive enumeration '
         f"would try up to {esc(record['naive_bound'])}), {esc(record['distinct'])} distinct outcomes"
         + ("; the schedule budget was hit" if record["budget_hit"] else "")
@@ -92,6 +101,12 @@ def _exploration(rel: str, record: Mapping[str, Any], actors: Sequence[str]) -> 
         ]
     if record["problem"]:
         parts.append(f"<p>Problem: {esc(record['problem'])}</p>")
+    if check is not None:
+        searched = f" The search alone said {record['verdict']}." if gap else ""
+        parts.append(
+            f'<p class="cross-check">Cross-check: {esc(cross_check_line(check))}.{esc(searched)} '
+            f"Record: <code>{esc(check['file'])}</code>.</p>"
+        )
     parts.append("</section>")
     return "\n".join(parts)
 

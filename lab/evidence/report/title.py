@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lab.engine.core import Json
+from lab.evidence.records.cross_check import checks_of
 
 _WORST = ("FAIL", "INCOMPLETE", "ERROR")
 """Exploration verdicts a title names, in the order it looks for one (the first found is shown)."""
@@ -21,7 +22,8 @@ def report_title(run: Mapping[str, Json], scenarios: int, records: Sequence[tupl
     title = f"Evidence: {scenarios} scenario{'' if scenarios == 1 else 's'}, {run.get('status')}"
     if not records:
         return title
-    verdicts = [str(record.get("verdict")) for _rel, record in records]
+    checked = checks_of(run)  # an exploration's verdict after its cross-check: FAIL on a MODEL GAP
+    verdicts = [str(checked.get(rel, record).get("verdict")) for rel, record in records]
     worst = next((v for v in _WORST if v in verdicts), "PASS" if all(v == "PASS" for v in verdicts) else verdicts[0])
     count = "exploration" if len(records) == 1 else f"{len(records)} explorations"
     return f"{title}; {count} {worst}"

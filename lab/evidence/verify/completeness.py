@@ -5,7 +5,8 @@ who drops a failing exploration, the kill matrix or one of its columns, adjustin
 folder that agrees with itself. So the auditor reads the recorded command with the command line's own grammar
 (:mod:`lab.commandline`) and derives what it must have made (:mod:`lab.evidence.records.plan`): the scenarios it
 selected, every exploration (scenario x granularity x variant), the kill matrix with every cell, and whether it may
-be partial. A command the grammar does not know (``[]``, ``lab list``, a replay, another program) is a problem,
+be partial, and (``--cross-check N``) a cross-check of every exploration with N real runs. A command the grammar
+does not know (``[]``, ``lab list``, a replay, another program) is a problem,
 never a reason to skip the check.
 
 What each scenario file declares (its variants, whether it is pinned) is only known by loading it, which runs its
@@ -28,6 +29,7 @@ from lab.evidence.records.layout import KILL_MATRIX, RUN, SCENARIOS, parse_explo
 from lab.evidence.records.plan import MATRIX_GRANULARITIES, ExpectedMatrix, ScenarioFacts, expected_contents
 from lab.evidence.records.safefs import printable
 from lab.evidence.records.text import cell_name, shown
+from lab.evidence.verify.cross_check import check_cross_check_contents
 from lab.evidence.verify.explore_checks import ExplorationEvidence
 
 _GRANULARITIES = ("probe", "line", "instruction")
@@ -164,6 +166,14 @@ def check_contents(
             problems.append(Problem(rel, f"missing: its command ({text}) explores {what}"))
     for rel in sorted(present - set(expected.explorations)):
         problems.append(Problem(rel, f"is an exploration its command ({text}) does not make"))
+    check_cross_check_contents(
+        cross_check=request.cross_check,
+        explorations=[rel for rel, _ in explored.records],
+        checks=explored.cross_checks,
+        sources=sources,
+        text=text,
+        problems=problems,
+    )
     has_matrix = KILL_MATRIX in explored.unusable or explored.kill_matrix is not None
     if expected.kill_matrix is None:
         if has_matrix:

@@ -39,6 +39,12 @@ from lab.evidence.records.schema import (
     field_problems,
 )
 from lab.evidence.records.text import cell_name, shown
+from lab.evidence.verify.cross_check import (
+    check_cross_checks,
+    check_summary_entry,
+    checked_verdicts,
+    is_cross_check_file,
+)
 from lab.scenarios.explaining import Explanation
 from lab.scenarios.exploring import ExploreVerdict
 from lab.scenarios.kill_matrix import CellStatus
@@ -59,6 +65,8 @@ class ExplorationEvidence:
     kill_matrix: Mapping[str, Any] | None = None
     unusable: tuple[str, ...] = ()
     fails: bool | None = None
+    cross_checks: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+    """The cross-check files that parsed (:mod:`lab.evidence.verify.cross_check`), by path."""
 
     @property
     def present(self) -> bool:
@@ -67,8 +75,8 @@ class ExplorationEvidence:
 
 
 def is_exploration_file(rel: str) -> bool:
-    """True for a path the exploration part of the layout allows."""
-    return rel == KILL_MATRIX or parse_exploration_path(rel) is not None
+    """True for a path the exploration part of the layout allows (its cross-checks included)."""
+    return rel == KILL_MATRIX or parse_exploration_path(rel) is not None or is_cross_check_file(rel)
 
 
 def check_exploration(
@@ -99,10 +107,12 @@ def check_exploration(
             unusable.append(KILL_MATRIX)
         else:
             _check_kill_matrix(kill, records, settings, problems)
+    checks = check_cross_checks(reader, listing, dict(records), problems)
     if run is not None:
-        _check_summary(summary, files, dict(records), KILL_MATRIX in listing, kill, problems)
+        checked = checked_verdicts(checks, problems)
+        _check_summary(summary, files, dict(records), KILL_MATRIX in listing, kill, problems, checked)
     fails = summary_fails(summary) if summary is not None else None
-    return ExplorationEvidence(tuple(records), kill, tuple(unusable), fails)
+    return ExplorationEvidence(tuple(records), kill, tuple(unusable), fails, checks)
 
 
 def _summary(run: Mapping[str, Any] | None, problems: list[Problem]) -> Mapping[str, Any] | None:
@@ -325,9 +335,10 @@ def _check_summary(
     has_kill: bool,
     kill: Mapping[str, Any] | None,
     problems: list[Problem],
+    checked: Mapping[str, tuple[str, Mapping[str, Any]]],
 ) -> None:
     if summary is None:
-        for rel in [*files, *([KILL_MATRIX] if has_kill else [])]:
+        for rel in [*files, *([KILL_MATRIX] if has_kill else []), *(rel for rel, _ in checked.values())]:
             problems.append(Problem(rel, "is not listed in run.json, which has no exploration summary"))
         return
     entries = summary["explorations"]
@@ -342,8 +353,12 @@ def _check_summary(
         problems.append(Problem(RUN, "its exploration summary lists a file twice"))
     for entry in entries:
         record = records.get(entry["file"])
+        check = checked.get(entry["file"])
+        check_summary_entry(entry, check, problems)
         if record is None:
             continue
+        if check is not None:  # its verdict is the one after real threads checked it: FAIL on a MODEL GAP
+            record = {**record, "verdict": check[1]["verdict"]}
         differ = [key for key in SUMMARY_KEYS if entry[key] != record[key]]
         if differ:
             key = differ[0]

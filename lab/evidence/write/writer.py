@@ -131,6 +131,8 @@ def write_evidence(
         out.write(rel, dump_json(record))
     if explored.kill_matrix is not None:
         out.write(KILL_MATRIX, dump_json(explored.kill_matrix))
+    for rel, record in explored.cross_checks:  # real runs: their own files, which the audit replays nothing of
+        out.write(rel, dump_json(record))
     run = run_record(
         results,
         broken,
