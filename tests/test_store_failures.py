@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 
 from lab.console import main
-from lab.errors import LabError
 from lab.messages import Role, is_whole_pairs
 from lab.sessions.stores import StoreError, open_store
 from lab.sessions.stores.postgres import PostgresStore
@@ -294,29 +293,7 @@ class TestRowsCheckedOnRead:
 
 
 class TestSameInputsEverywhere:
-    @pytest.mark.parametrize("where", ["question", "answer", "request_id", "name"])
-    @pytest.mark.parametrize("bad", ["a\x00b", "a\ud800b"])
-    def test_text_no_store_keeps_is_refused_before_any_write(self, database: Database, where: str, bad: str) -> None:
-        """A NUL or a lone surrogate is refused by both stores, with the same words, and nothing is written. (A
-        lone surrogate in a question or an answer is refused earlier still, by the message it would become, on
-        every store, memory included.)"""
-        raised: pytest.ExceptionInfo[LabError]
-        if where == "name":
-            with pytest.raises(StoreError) as raised:
-                database.session(bad)
-        else:
-            session = database.session()
-            ticket = session.begin(bad if where == "request_id" else "r1", bad if where == "question" else "q")
-            with pytest.raises(LabError) as raised:
-                session.commit(ticket, bad if where == "answer" else "a", "stop")
-            assert session.snapshot() == (0, ())
-        text = str(raised.value)
-        assert "\n" not in text
-        if "\x00" in bad:
-            assert "holds a NUL character (\\x00), which no store keeps; nothing was written" in text
-        else:
-            assert "lone surrogate" in text
-            assert isinstance(raised.value, StoreError) == (where in ("request_id", "name"))
+    """Text no store keeps is refused the same way on every store: tests/test_stores.py (memory included)."""
 
     @pytest.mark.parametrize(
         ("spec", "message"),

@@ -256,6 +256,49 @@ class TestAcrossWorkers:
         assert second.snapshot() == (1, _pair("qa", "A"))  # two COMMITTED, one version, B's answer is gone
 
 
+class TestSameInputsEverywhere:
+    """Text no store keeps (a NUL character, which PostgreSQL cannot hold in text; a lone surrogate, which no UTF-8
+    database can) is refused by every store, memory included, with the same line, before anything is written."""
+
+    @staticmethod
+    def _line(make: Maker, what: str, bad: str) -> str:
+        label = "memory" if make.kind == "memory" else make.store().label  # type: ignore[union-attr]
+        if "\x00" in bad:
+            return f"{label}: the {what} holds a NUL character (\\x00), which no store keeps; nothing was written"
+        return f"{label}: the {what} holds a lone surrogate, which is not text any store keeps; nothing was written"
+
+    @pytest.mark.parametrize("bad", ["a\x00b", "\x00", "a\ud800b"])
+    @pytest.mark.parametrize("where", ["session name", "request id", "question", "answer"])
+    def test_refused_the_same_way_before_any_write(self, make: Maker, where: str, bad: str) -> None:
+        """The session name when the session is made, the request id and the question at ``begin`` (before the
+        model is asked for an answer no store could keep), the answer when the commit would write it."""
+        with pytest.raises(StoreError) as raised:
+            if where == "session name":
+                make(bad)
+            else:
+                session = make()
+                request_id, question = (
+                    (bad, "q") if where == "request id" else ("r1", bad if where == "question" else "q")
+                )
+                ticket = session.begin(request_id, question)
+                try:
+                    session.commit(ticket, bad if where == "answer" else "a", "stop")
+                finally:
+                    assert _state(session) == (0, (), ())  # nothing was written
+        assert str(raised.value) == self._line(make, where, bad)
+
+    def test_a_refused_commit_still_answers_with_its_status(self, make: Maker) -> None:
+        """An answer no store keeps is refused only when it would be written: a STALE or INVALID reply holding a
+        NUL answers STALE or INVALID on every store, and one whose request id was committed is ID_CONFLICT."""
+        session = make()
+        slow, fast = session.begin("r-slow", "q1"), session.begin("r-fast", "q2")
+        assert session.commit(fast, "A", "stop") is CommitStatus.COMMITTED
+        assert session.commit(slow, "a\x00b", "stop") is CommitStatus.STALE
+        assert session.commit(slow, "a\x00b", "length") is CommitStatus.INVALID
+        assert session.commit(fast, "A\x00", "stop") is CommitStatus.ID_CONFLICT
+        assert _state(session) == (1, _pair("q2", "A"), ("r-fast",))
+
+
 class TestSchema:
     def test_created_on_first_use_and_versioned(self, tmp_path: Path) -> None:
         """The tables appear with the first store and carry their schema version."""

@@ -72,7 +72,7 @@ from enum import StrEnum
 from lab.errors import ArgumentTypeError, UsageError
 from lab.hooks import Probe, no_probe
 from lab.messages import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, ChatRequest, Message, Role, chat_request
-from lab.sessions.stores import RowState, Store, store_label
+from lab.sessions.stores import RowState, Store, check_text, store_label
 from lab.transport.contract import Reconcilable, TransportFailure
 from lab.transport.streaming import streaming_request
 
@@ -239,6 +239,7 @@ class VersionedSession:
             raise UsageError("a session needs a non-blank session_id")
         if max_rounds < 0 or receipt_capacity < 0:
             raise UsageError("max_rounds and receipt_capacity must be >= 0")
+        check_text(store_label(store), "session name", session_id)  # the same inputs on every store
         self.session_id = session_id
         self.max_rounds = max_rounds
         self.receipt_capacity = receipt_capacity
@@ -284,6 +285,7 @@ class VersionedSession:
     def begin(self, request_id: str, question: str) -> Ticket:
         """Hand out a ticket holding the current version and an immutable snapshot of the history."""
         self._check_begin(request_id, question)
+        self._check_storable(("request id", request_id), ("question", question))
         self._probe("begin:enter")
         with self._lock:
             self._load(None)
@@ -364,6 +366,16 @@ class VersionedSession:
             if value is not None and not isinstance(value, str):
                 raise ArgumentTypeError.naming("commit()", name, "a str or None", value)
 
+    def _check_storable(self, *texts: tuple[str, str]) -> None:
+        """Refuse text no store keeps (a NUL character, a lone surrogate) with one :class:`StoreError` line, the
+        same on every store, memory included: a session must not accept in memory what it could not keep once
+        moved to SQLite or PostgreSQL (PostgreSQL cannot store a NUL in text). The request id and the question are
+        checked at ``begin``, before the model is asked for an answer that could never be committed; the answer
+        when a commit is about to write it, so a refused commit still answers with its status."""
+        label = store_label(self._store)
+        for what, value in texts:
+            check_text(label, what, value)
+
     def _issue(self, request_id: str, question: str, history: tuple[Message, ...]) -> Ticket:
         """A ticket for the current version, stamped with this session's identity; the caller holds the lock."""
         ticket = Ticket(self.session_id, self._version, request_id, question, history)
@@ -393,6 +405,7 @@ class VersionedSession:
         """The write half of a commit; the caller holds the lock and has checked everything.
 
         True once written. Durable, False when the compare-and-set found the version moved (nothing written)."""
+        self._check_storable(("answer", answer))
         history = self._extended(ticket, answer)
         self._probe("commit:write")
         if self._store is not None and not self._store.commit_round(

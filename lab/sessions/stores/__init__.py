@@ -30,6 +30,7 @@ another schema version is refused with a :class:`StoreError` instead of being mi
 
 from __future__ import annotations
 
+from lab.sessions.stores.failures import check_text
 from lab.sessions.stores.postgres import PostgresStore
 from lab.sessions.stores.sqlite import SqliteStore
 from lab.sessions.stores.store import (
@@ -53,6 +54,7 @@ __all__ = [
     "SqliteStore",
     "Store",
     "StoreError",
+    "check_text",
     "lesson_postgres_url",
     "open_store",
     "scratch_database",

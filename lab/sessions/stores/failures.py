@@ -16,7 +16,8 @@ written; while ``COMMIT`` was on its way the outcome is unknown, and the caller'
 request id (DUPLICATE if it had landed, COMMITTED once if not). A store never retries an operation itself.
 
 Text is checked here too (:func:`check_text`): PostgreSQL cannot keep a NUL character and no UTF-8 database can
-keep a lone surrogate, so both stores refuse both, before anything is written, with the same line.
+keep a lone surrogate, so every store refuses both, the memory store too (``VersionedSession`` calls it for every
+store), before anything is written, with the same line.
 """
 
 from __future__ import annotations
