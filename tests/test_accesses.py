@@ -24,6 +24,7 @@ from lab.engine.record._walk import Walk
 
 _SOURCE = """
 import enum
+import heapq
 import json
 
 COUNT = 0
@@ -89,6 +90,10 @@ def counter():
 
 
 def opaque(box):
+    return heapq.heapify(box.items)
+
+
+def serialised(box):
     return json.dumps(box.items)
 
 
@@ -302,6 +307,16 @@ class TestWhatIsRecorded:
         box = module.Box()
         found = _entries(_record(program, lambda: module.opaque(box)))
         assert any(key == "*" and mode == "w" and "items" in thing for thing, key, mode in found), found
+
+    def test_json_dumps_reads_what_it_is_given_as_its_table_entry_says(
+        self, program: tuple[ModuleType, InstrumentedModule]
+    ) -> None:
+        """``json.dumps`` is in the table of functions that only read (deeply): no write of what it is handed."""
+        module, _ = program
+        box = module.Box()
+        found = _entries(_record(program, lambda: module.serialised(box)))
+        assert any(key == "*" and mode == "r" and "items" in thing for thing, key, mode in found), found
+        assert not any(mode == "w" for _thing, _key, mode in found), found
 
 
 @pytest.mark.timeout(30)

@@ -122,6 +122,11 @@ RACY_TWINS: dict[str, str] = {
     "queue_contents": "queue_contents_locked",
     "semaphore_value": "semaphore_value_locked",
     "methodcaller_inside": "methodcaller_inside_locked",
+    "helper_outside_deep": "helper_outside_deep_locked",
+    "chainmap_write": "chainmap_write_locked",
+    "exec_shared": "exec_shared_locked",
+    "eval_global": "eval_global_locked",
+    "singledispatch_registry": "singledispatch_registry_locked",
 }
 """Each racy program and its correct twin (the same program under one lab lock, or with the race removed)."""
 

@@ -6,59 +6,38 @@ no table names is charged as code the lab cannot see (:mod:`lab.engine.record._c
 
 from __future__ import annotations
 
+import _pickle
+import builtins
+import collections
+import copy
+import json
+import marshal
 import types
 
-PURE_BUILTINS = frozenset(
+READING_FUNCTIONS: frozenset[object] = frozenset(
     {
-        "abs",
-        "all",
-        "any",
-        "ascii",
-        "bin",
-        "bool",
-        "callable",
-        "chr",
-        "divmod",
-        "enumerate",
-        "filter",
-        "format",
-        "frozenset",
-        "hash",
-        "hex",
-        "id",
-        "isinstance",
-        "issubclass",
-        "iter",
-        "len",
-        "map",
-        "max",
-        "min",
-        "oct",
-        "ord",
-        "pow",
-        "repr",
-        "reversed",
-        "round",
-        "sorted",
-        "sum",
-        "zip",
-        "type",
-        "str",
-        "int",
-        "float",
-        "tuple",
-        "list",
-        "dict",
-        "set",
-        "bytes",
-        "print",
-        "dumps",
-        "loads",
-        "deepcopy",
-        "copy",
+        *(builtins.abs, builtins.all, builtins.any, builtins.ascii, builtins.bin, builtins.callable, builtins.chr),
+        *(builtins.divmod, builtins.format, builtins.hash, builtins.hex, builtins.id, builtins.isinstance),
+        *(builtins.issubclass, builtins.iter, builtins.len, builtins.max, builtins.min, builtins.oct, builtins.ord),
+        *(builtins.pow, builtins.repr, builtins.round, builtins.sorted, builtins.sum, builtins.print),
+        *(_pickle.dumps, _pickle.loads, marshal.dumps, marshal.loads),
+        *(json.dumps, json.loads, copy.copy, copy.deepcopy),
     }
 )
-"""C functions that read their arguments and change none of them (``print`` writes only to the terminal)."""
+"""Functions (by identity) that read their arguments and change none of them: C functions of ``builtins``,
+``_pickle`` and ``marshal``, and the standard library's ``json.dumps``, ``json.loads``, ``copy.copy`` and
+``copy.deepcopy`` (which the lab's sessions call; ``print`` writes only to the terminal). Those that read what their
+arguments hold, not only the arguments, are :data:`lab.engine.record._deep.DEEP_READERS` too. A generator handed to
+any of them is resumed, which writes it (see :data:`RESUMING`)."""
+
+
+KNOWN_RECEIVERS: tuple[type, ...] = (
+    *(list, dict, set, frozenset, tuple, str, bytes, bytearray, int, float, complex, range),
+    *(collections.deque, collections.OrderedDict, collections.defaultdict),
+)
+"""The built-in types whose C methods the table knows (and their subclasses' objects): each method reads its
+receiver when :data:`READ_ONLY_METHODS` names it, else writes it, and reads its arguments. A C method of any other
+type (``sqlite3.Connection.execute``, ``io.StringIO.write``, ``random.Random.random``) is code the lab cannot see."""
 
 
 READ_ONLY_METHODS = frozenset(

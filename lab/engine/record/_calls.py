@@ -2,11 +2,12 @@
 module's function may touch, classified once per callee.
 
 Code under test records its own accesses and the lab's primitives schedule for themselves (``TRANSPARENT``); what the
-lab cannot see into is charged by kind: a C function that only reads (``len``, ``sorted``, ``dict.get``) reads its
-arguments; a mutating method of a built-in type (``list.append``) writes its receiver; anything else (a function of a
-module not under test) writes its receiver, every mutable argument and its module's state, for as long as it runs.
-The tables are the lab's knowledge of the standard library; the classification is cached per set of code under test,
-because the hot path asks it for every call.
+lab cannot see into is charged by kind: a function the table (:mod:`lab.engine.record._builtin_footprints`) says only
+reads (``len``, ``sorted``, ``json.dumps``) reads its arguments; a method of a built-in type the table knows reads
+(``dict.get``) or writes (``list.append``) its receiver; anything else (a C method no table knows, a function of a
+module not under test, the standard library's Python code) writes everything it can reach, for as long as it runs
+(:mod:`lab.engine.record._unknown`). The classification is cached per set of code under test, because the hot path
+asks it for every call.
 """
 
 from __future__ import annotations
@@ -17,37 +18,18 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from lab.engine.core._footprint import ANY_KEY, Entry
-from lab.engine.record._builtin_footprints import GENERATOR_TYPES, PURE_BUILTINS, READ_ONLY_METHODS, RESUMING
+from lab.engine.record._builtin_footprints import (
+    GENERATOR_TYPES,
+    KNOWN_RECEIVERS,
+    READ_ONLY_METHODS,
+    READING_FUNCTIONS,
+    RESUMING,
+)
+from lab.engine.record._unknown import module_entries, reach_entries
 from lab.engine.record._values import CLASS_OR_MODULE, IMMUTABLE_TYPE
 
 if TYPE_CHECKING:
     from lab.engine.record._recording import Recording
-
-
-STATELESS_MODULES = frozenset(
-    {
-        "json",
-        "re",
-        "math",
-        "operator",
-        "functools",
-        "itertools",
-        "dataclasses",
-        "copy",
-        "hashlib",
-        "string",
-        "textwrap",
-        "collections",
-        "typing",
-        "enum",
-        "abc",
-        "unicodedata",
-        "contextlib",
-        "types",
-        "keyword",
-    }
-)
-"""Modules not under test whose functions keep no state of their own: calling one touches only its arguments."""
 
 
 class Kind:
@@ -86,17 +68,20 @@ def _classify(run: Recording, f: object) -> int:
     if isinstance(f, types.BuiltinFunctionType):
         owner = f.__self__
         if owner is None or isinstance(owner, types.ModuleType):
-            return Kind.READS if f.__name__ in PURE_BUILTINS else Kind.OPAQUE
+            return Kind.READS if f in READING_FUNCTIONS else Kind.OPAQUE
         if run._is_lab_object(owner):
             return Kind.TRANSPARENT
         if type(owner) in GENERATOR_TYPES and f.__name__ in RESUMING:
             return Kind.RESUMES
+        known = owner if isinstance(owner, type) else type(owner)  # dict.fromkeys is bound to its class
+        if not issubclass(known, KNOWN_RECEIVERS):
+            return Kind.OPAQUE  # a C method no table knows: sqlite3's, io's, random's
         return Kind.METHOD_READS if f.__name__ in READ_ONLY_METHODS else Kind.METHOD_WRITES
     func = f.__func__ if isinstance(f, types.MethodType) else f
     if isinstance(func, types.FunctionType):
         if func.__code__ in run._instrumented or func.__module__.startswith(run._transparent):
             return Kind.TRANSPARENT
-        return Kind.OPAQUE
+        return Kind.READS if func in READING_FUNCTIONS and f is func else Kind.OPAQUE
     if isinstance(f, type):
         if f.__module__ == "builtins" or isinstance(f, enum.EnumMeta):
             return Kind.READS  # a built-in constructor or an enum lookup reads its arguments
@@ -192,9 +177,38 @@ def passed_entries(run: Recording, f: Any) -> list[Entry]:
 
 def module_state(run: Recording, f: Any) -> Entry | None:
     """The state of the module that defines ``f``, which a call of ``f`` the lab cannot see may change: none for
-    the engine's own modules and those the caller says keep none, and for the standard library's modules that keep
-    no state (``json``, ``math``, ...)."""
+    the engine's own modules and those the caller says keep none (no allow-list of "stateless" standard modules:
+    ``functools.singledispatch`` keeps its registry in a closure, ``random`` its generator in a global)."""
     module = getattr(f, "__module__", None) or getattr(type(f), "__module__", "")
-    if module and module.split(".")[0] not in STATELESS_MODULES and not module.startswith(run._stateless):
+    if module and not module.startswith(run._stateless):
         return (f"obj:module {module}", ANY_KEY, "w")
     return None
+
+
+def opaque_subscript(run: Recording, kind: type, method: str) -> bool:
+    """Whether ``obj[key]`` (``method``: ``__getitem__``, ``__setitem__`` or ``__delitem__``) on a ``kind`` runs
+    Python code the lab does not rewrite (``collections.ChainMap``, ``UserDict``): then the subscript is a call of
+    code it cannot see. A built-in container's C slot touches only the container, as the subscript records.
+    Cached per type and method with the run's call classifications."""
+    key = ("subscript", kind, method)
+    found = run._kinds.get(key)
+    if found is None:
+        function = getattr(kind, method, None)
+        found = run._kinds[key] = int(
+            isinstance(function, types.FunctionType)
+            and function.__code__ not in run._instrumented
+            and not (function.__module__ or "").startswith(run._transparent)
+        )
+    return bool(found)
+
+
+def charged_subscript(run: Recording, obj: Any, key: Any, method: str, file: str, line: int) -> bool:
+    """``obj[key]`` through code the lab cannot see (:func:`opaque_subscript`): a write of everything reachable
+    from ``obj`` and ``key``, and of the method's module, as one operation. False (nothing done) for any other."""
+    if not opaque_subscript(run, type(obj), method):
+        return False
+    function = getattr(type(obj), method)
+    entries = reach_entries(run, [(obj, ""), (key, "")])
+    entries.extend(module_entries(run, function.__module__ or ""))
+    run.scheduler.access_all(entries, (file, line), schedule=run.schedules)
+    return True

@@ -246,7 +246,7 @@ every element, or compare elements (``sorted``, ``min``), or hash them, or add t
 
 DEEP_METHODS_BY_NAME = frozenset(
     {
-        *("format", "format_map", "index", "count", "remove", "sort", "__contains__"),
+        *("format", "format_map", "index", "count", "remove", "sort", "join", "__contains__"),
         *("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__repr__", "__str__", "__format__"),
     }
 )

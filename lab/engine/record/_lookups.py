@@ -16,7 +16,6 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from lab.engine.core._footprint import ANY_KEY, EVERYTHING
-from lab.engine.record._calls import STATELESS_MODULES
 from lab.engine.record._values import IMMUTABLE_TYPE, instance_dict
 
 if TYPE_CHECKING:
@@ -199,8 +198,7 @@ def opaque_getter(descriptor: property, run: Recording) -> bool:
     if getattr(getter, "__code__", None) in run._instrumented:
         return False
     module = getattr(getter, "__module__", "") or ""
-    stateless = module.split(".")[0] in STATELESS_MODULES or module in ("builtins", "enum")
-    return not (stateless or module.startswith(run._stateless))
+    return not (module in ("builtins", "enum") or module.startswith(run._stateless))
 
 
 def forget_classes() -> None:

@@ -37,6 +37,11 @@ class ExpressionRewriter(ScopeRewriter):
         if isinstance(node.func, ast.Name) and node.func.id in KEEP_CALLS:
             node.args = [self.visit(a) for a in node.args]
             node.keywords = [self.visit(k) for k in node.keywords]
+            plain = node.args and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args)
+            if node.func.id in ("eval", "exec") and plain:
+                # eval(*rt.ex(line, source, ...)): still called from this frame (its globals and locals when none
+                # are given), with what the code it runs can reach charged first
+                node.args = [ast.Starred(self._rt("ex", node, self._line(node), *node.args), ast.Load())]
             return node
         func = self.visit(node.func)
         args = [self.visit(a) for a in node.args]

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import builtins
 import types
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import lab.engine.record._active as _active
 from lab.engine.core._footprint import ANY_KEY
-from lab.engine.record._calls import PARTIAL, WRAPPERS, Kind, classify
+from lab.engine.record._calls import PARTIAL, WRAPPERS, Kind, charged_subscript, classify
 from lab.engine.record._deep import DEEP_LEAF, DEEP_LEAF_OF, INERT, INERT_OF, INERT_READ_OF, read_deeply
 from lab.engine.record._lazy import Iteration, use_derived
 from lab.engine.record._lookups import (
@@ -51,10 +51,6 @@ from lab.engine.record._lookups import (
 from lab.engine.record._runtime_calls import recorded_call
 from lab.engine.record._runtime_names import NameRuntime
 from lab.engine.record._values import IMMUTABLE_TYPE, INPLACE, instance_dict, key_of
-
-if TYPE_CHECKING:
-    pass
-
 
 _TRANSPARENT, _READS, _OPAQUE = Kind.TRANSPARENT, Kind.READS, Kind.OPAQUE
 
@@ -159,9 +155,12 @@ class ModuleRuntime(NameRuntime):
         one, may insert it: a write), all of anything else."""
         run = _active.recording
         if run is not None and not IMMUTABLE_TYPE[type(obj)] and getattr(run.local, "actor", None) is not None:
-            part = key_of(obj, key, run)
             kind = type(obj)
-            mode = "r" if kind is dict or kind is list or getattr(kind, "__missing__", None) is None else "w"
+            plain = kind is dict or kind is list
+            if not plain and charged_subscript(run, obj, key, "__getitem__", self._file, line):
+                return obj[key]  # a ChainMap's, say: code the lab cannot see
+            part = key_of(obj, key, run)
+            mode = "r" if plain or getattr(kind, "__missing__", None) is None else "w"
             run.access(obj, part, mode, (self._file, line))
             value = obj[key]
             if not IMMUTABLE_TYPE[type(value)] and id(value) not in run._labels and not isinstance(value, type):
@@ -174,6 +173,8 @@ class ModuleRuntime(NameRuntime):
         ``key``."""
         run = self._recording()
         if run is not None and not IMMUTABLE_TYPE[type(obj)]:
+            if type(obj) is not dict and charged_subscript(run, obj, key, "__delitem__", self._file, line):
+                return key
             part = ANY_KEY if type(obj) is list else key_of(obj, key, run)
             run.access(obj, part, "w", (self._file, line))
         return key
@@ -182,6 +183,8 @@ class ModuleRuntime(NameRuntime):
         """Before ``obj[key] = ...`` or ``del obj[key]``: writes that key. Returns ``key``."""
         run = self._recording()
         if run is not None and not IMMUTABLE_TYPE[type(obj)]:
+            if type(obj) is not dict and charged_subscript(run, obj, key, "__setitem__", self._file, line):
+                return key
             run.access(obj, key_of(obj, key, run), "w", (self._file, line))
         return key
 

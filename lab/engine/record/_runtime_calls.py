@@ -13,7 +13,8 @@ import builtins
 from typing import TYPE_CHECKING, Any
 
 from lab.engine.core._footprint import ANY_KEY, Entry
-from lab.engine.record._calls import CARRIERS, PLAIN_CALLEES, Kind, module_state, passed_entries
+from lab.engine.record._builtin_footprints import GENERATOR_TYPES
+from lab.engine.record._calls import CARRIERS, PLAIN_CALLEES, Kind, passed_entries
 from lab.engine.record._deep import (
     DEEP_METHODS_BY_NAME,
     DEEP_READERS,
@@ -23,7 +24,10 @@ from lab.engine.record._deep import (
 )
 from lab.engine.record._lazy import LAZY_KIND, derive, lazy_call
 from lab.engine.record._lookups import forget_classes
+from lab.engine.record._unknown import callee_roots, module_entries, reach_entries
 from lab.engine.record._values import CLASS_OR_MODULE, IMMUTABLE_TYPE
+
+Where = tuple[str, int]
 
 if TYPE_CHECKING:
     from lab.engine.record._recording import Recording
@@ -44,11 +48,14 @@ def recorded_call(
     where = (runtime._file, line)
     # Recording.access inline below, for labelled values (see StepLog on why no call)
     things, steps = run._things, run._steps
+    consumed: list[Any] = []  # generators handed over: the callee resumes them (list(gen), "".join(gen))
     if kind == Kind.READS:
         for value in (*args, *kwargs.values()) if kwargs else args:
             if type(value) in CARRIERS:  # a callable passed along: the callee may call it
                 for entry in passed_entries(run, value):
                     run.note(entry, where)
+            elif type(value) in GENERATOR_TYPES:
+                consumed.append(value)
             elif not IMMUTABLE_TYPE[type(value)] and not isinstance(value, CLASS_OR_MODULE):
                 thing = things.get(id(value))
                 if run.schedules:
@@ -62,6 +69,8 @@ def recorded_call(
                         steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
         if id(f) in DEEP_READERS:  # repr, sorted, hash...: read what their arguments hold, too
             read_arguments_deeply(run, (*args, *kwargs.values()), where)
+        if consumed:
+            return resumed(run, f, consumed, args, kwargs, where)
         if run._derived:
             return lazy_call(run, f, args, kwargs, (*args, *kwargs.values()) if kwargs else args, where)
         result = f(*args, **kwargs)
@@ -77,6 +86,8 @@ def recorded_call(
             if type(value) in CARRIERS:  # a callable passed along: the callee may call it
                 for entry in passed_entries(run, value):
                     run.note(entry, where)
+            elif type(value) in GENERATOR_TYPES:
+                consumed.append(value)
             elif not IMMUTABLE_TYPE[type(value)]:
                 thing = things.get(id(value))
                 if run.schedules:
@@ -104,7 +115,9 @@ def recorded_call(
             read_arguments_deeply(run, (receiver, *others, *kwargs.values()), where)
         used = (receiver, *others, *kwargs.values()) if kwargs else (receiver, *others)
         if kind == Kind.RESUMES and receiver is not None and not IMMUTABLE_TYPE[type(receiver)]:
-            return resumed(run, f, receiver, args, kwargs)
+            consumed.append(receiver)
+        if consumed:
+            return resumed(run, f, consumed, args, kwargs, where)
         if run._derived:
             return lazy_call(run, f, args, kwargs, used, where)
         result = f(*args, **kwargs)
@@ -131,11 +144,16 @@ def recorded_call(
     return opaque_call(run, f, receiver, args, kwargs, where)
 
 
-def resumed(run: Recording, f: Any, receiver: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """A generator or coroutine resumed (its write recorded already): the write held open while its body runs, so
-    that every step it takes conflicts with another actor resuming it ("generator already executing")."""
+def resumed(
+    run: Recording, f: Any, generators: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any], where: Where
+) -> Any:
+    """A call that resumes ``generators`` (``g.send``, ``list(g)``): a write of each, held open while their bodies
+    run, so that every step they take conflicts with another actor resuming them ("generator already
+    executing")."""
     scheduler = run.scheduler
-    scheduler.enter_opaque(frozenset({(run._things.get(id(receiver)) or "obj:" + run.label(receiver), ANY_KEY, "w")}))
+    held = [(run._things.get(id(g)) or "obj:" + run.label(g), ANY_KEY, "w") for g in generators]
+    scheduler.access_all(held, where, schedule=run.schedules)
+    scheduler.enter_opaque(frozenset(held))
     try:
         return f(*args, **kwargs)
     finally:
@@ -149,23 +167,17 @@ def opaque_call(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     where: tuple[str, int],
+    extra: tuple[tuple[Any, str], ...] = (),
 ) -> Any:
-    """A call of code the lab cannot see: a write of everything it is handed (and of its module's state), held
-    open for as long as it runs."""
-    touched: list[Entry] = []
-    for value in (receiver, *args, *kwargs.values()):
-        if type(value) in CARRIERS:  # a callable passed along: code the lab cannot see may do anything to it
-            touched.extend((thing, key, "w") for thing, key, _mode in passed_entries(run, value))
-        elif value is not None and not IMMUTABLE_TYPE[type(value)]:
-            touched.append(("obj:" + run.label(value), ANY_KEY, "w"))
-    if id(f) in DEEP_READERS:  # json.dumps, copy.deepcopy: what the arguments hold is read too
-        touched.extend(deep_entries(run, tuple(deep_arguments((*args, *kwargs.values())))))
-    module = module_state(run, f)
-    if module is not None:
-        touched.append(module)
-    plain = isinstance(f, PLAIN_CALLEES)
-    if not plain and not IMMUTABLE_TYPE[type(f)]:
-        touched.append(("obj:" + run.label(f), ANY_KEY, "w"))
+    """A call of code the lab cannot see: a write of everything it can reach (:mod:`lab.engine.record._unknown`),
+    held open for as long as it runs. ``extra``: more roots it reaches (the caller's globals, for ``eval``)."""
+    roots, module, walk = callee_roots(f)
+    if module.startswith(run._stateless):
+        touched = _handed(run, f, receiver, args, kwargs)  # the caller's own code, on its word
+    else:
+        values = [(value, "") for value in (receiver, *args, *kwargs.values()) if value is not None]
+        touched = reach_entries(run, [*values, *roots, *extra])
+        touched.extend(module_entries(run, module, walk=walk))
     derived = run._derived
     if derived:  # ``next(iterator)``: what the lazy objects passed read (a write of each is recorded above)
         for value in (receiver, *args, *kwargs.values()):
@@ -181,3 +193,20 @@ def opaque_call(
         return f(*args, **kwargs)
     finally:
         scheduler.leave_opaque()
+
+
+def _handed(run: Recording, f: Any, receiver: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Entry]:
+    """What a call of the caller's own code (``stateless_modules``: it keeps no state of its own and touches only
+    what it is handed) is charged: a write of each value handed (what a callable handed holds, too), and a deep
+    read where it serialises what it is handed."""
+    touched: list[Entry] = []
+    for value in (receiver, *args, *kwargs.values()):
+        if type(value) in CARRIERS:  # a callable passed along: code the lab cannot see may do anything to it
+            touched.extend((thing, key, "w") for thing, key, _mode in passed_entries(run, value))
+        elif value is not None and not IMMUTABLE_TYPE[type(value)]:
+            touched.append(("obj:" + run.label(value), ANY_KEY, "w"))
+    if id(f) in DEEP_READERS:
+        touched.extend(deep_entries(run, tuple(deep_arguments((*args, *kwargs.values())))))
+    if not isinstance(f, PLAIN_CALLEES) and not IMMUTABLE_TYPE[type(f)]:
+        touched.append(("obj:" + run.label(f), ANY_KEY, "w"))
+    return touched

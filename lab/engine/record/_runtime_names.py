@@ -8,9 +8,11 @@ module's file so that each access knows where it happened.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 import lab.engine.record._active as _active
+from lab.engine.record._unknown import reach_entries
 
 if TYPE_CHECKING:
     from lab.engine.record._recording import Recording
@@ -83,6 +85,21 @@ class NameRuntime:
                     steps.current.add(entry)
                     steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
         return value
+
+    def ex(self, line: int, *arguments: Any) -> tuple[Any, ...]:
+        """Before ``eval`` or ``exec`` of ``arguments`` (the code, and the globals and locals it is given): the code
+        is not rewritten, so it is charged as code the lab cannot see, with a write of everything reachable from
+        its namespaces (the calling frame's when none are given). Returns ``arguments``."""
+        run = self._recording()
+        if run is not None:
+            frame = sys._getframe(1)
+            roots = [(value, "") for value in arguments[1:]]
+            if len(arguments) < 2:
+                roots.append((frame.f_globals, ""))
+            if len(arguments) < 3 and frame.f_code.co_name != "<module>":
+                roots.append((frame.f_locals, ""))
+            run.scheduler.access_all(reach_entries(run, roots), (self._file, line), schedule=run.schedules)
+        return arguments
 
     def touch_global(self, name: str, line: int) -> None:
         """After a statement stored the global ``name`` through a complex target: records the write, no point."""
