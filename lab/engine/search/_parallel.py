@@ -118,6 +118,7 @@ class _Coordinator:
         """Hand out, receive and tally until the search is done (True), or until the budget or an error means the
         one-process search must say the rest (False)."""
         self._hand(self._workers[0], "r")
+        self._schedule()  # ask for a split at once: the first worker's first message is a batch of runs away
         while True:
             ready = wait([w.conn for w in self._workers])
             for worker in [w for w in self._workers if w.conn in ready]:
