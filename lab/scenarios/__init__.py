@@ -45,14 +45,18 @@ from lab.scenarios.outcomes import (
     versioned_state,
 )
 from lab.scenarios.pinning import describe_pin, is_pinned, pinned_scenario, save_counterexample
+from lab.scenarios.probe_points import TRANSPORT_MODULES, points_in_file
 from lab.scenarios.results import NOT_RUN
 from lab.scenarios.runner import GRANULARITIES, Check, ScenarioResult, Verdict, run_scenario
 from lab.scenarios.template import check_new_name, write_template
+from lab.scenarios.under_test import DEFAULT_MODULES
 
 __all__ = [
+    "DEFAULT_MODULES",
     "FAILING_GRADES",
     "GRANULARITIES",
     "NOT_RUN",
+    "TRANSPORT_MODULES",
     "SWITCH_INTERVAL",
     "UNDECLARED",
     "BrokenScenario",
@@ -96,6 +100,7 @@ __all__ = [
     "only",
     "outcome_matches",
     "pinned_scenario",
+    "points_in_file",
     "race_scenario",
     "replay_command",
     "replay_scenario",

@@ -20,6 +20,7 @@ from lab.evidence.records.cross_check import (
 )
 from lab.evidence.records.exploration import (
     COUNT_WORDS,
+    ExplorationFiles,
     NOT_COMPUTED,
     exploration_record,
     kill_matrix_record,
@@ -96,10 +97,18 @@ from lab.evidence.records.schema import (
     is_name,
 )
 from lab.evidence.records.signing import SIGNATURE_CAP, SigningError, check_signing_key, sign, verify
-from lab.evidence.records.sources import NORMALIZATION, combined_digest, is_checkout, source_digest, source_root
+from lab.evidence.records.sources import (
+    NORMALIZATION,
+    combined_digest,
+    is_checkout,
+    scenario_files,
+    source_digest,
+    source_root,
+)
 from lab.evidence.records.text import cell_name, first_difference, refuse_constant, shown
 
 __all__ = [
+    "ExplorationFiles",
     "CROSS_CHECK_FIELDS",
     "MODEL_GAP",
     "checked_verdict",
@@ -203,6 +212,7 @@ __all__ = [
     "source_digest",
     "source_path",
     "source_root",
+    "scenario_files",
     "sources",
     "started_record",
     "unique_keys",

@@ -1,3 +1,4 @@
+# size: the one reader of a folder: its path checks, its bounds, and the bytes it holds, read once each
 """Read files inside an evidence folder without ever leaving it, however the folder was tampered with.
 
 Every relative path is checked before use (no absolute path, no ``..``, no empty component, no backslash), then

@@ -22,11 +22,12 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from lab.evidence.records.findings import Drift
+from lab.evidence.records.layout import SCENARIOS
 from lab.evidence.records.safefs import path_problem
 from lab.scenarios.helper_modules import helper_stems
 
@@ -128,6 +129,21 @@ def archived_helpers(paths: Iterable[str], read: Callable[[str], bytes | None]) 
         if data is not None:
             texts[name[: -len(".py")]] = data
     return helper_stems(texts)
+
+
+def scenario_files(archived: Iterable[str], helpers: Collection[str] = frozenset()) -> list[str]:
+    """The scenarios an archived scenario folder holds (among ``archived``, paths relative to the root), by name,
+    sorted: its ``.py`` files but the private ones (``_x.py``) and the helper modules beside them
+    (:func:`archived_helpers`). What a run listed, an audit derives from the archive alone."""
+    return sorted(
+        path[len(SCENARIOS) : -len(".py")]
+        for path in archived
+        if path.startswith(SCENARIOS)
+        and path.count("/") == 1
+        and path.endswith(".py")
+        and not path.startswith(SCENARIOS + "_")
+        and path[len(SCENARIOS) : -len(".py")] not in helpers
+    )
 
 
 def is_checkout(root: Path) -> bool:

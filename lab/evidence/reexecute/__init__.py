@@ -7,10 +7,19 @@ auditing checkout's) code in a child with limits (:func:`rerun`), whose results 
 
 from __future__ import annotations
 
-from lab.evidence.reexecute.child import Code
+from lab.evidence.reexecute.child import Code, Running
 from lab.evidence.reexecute.isolation import Job, run_files
 from lab.evidence.reexecute.reexplore import ExpectedExploration
-from lab.evidence.reexecute.rerun import ARCHIVE, CHECKOUT, NOTHING_TO_RERUN, Expected, matched_note, rerun
+from lab.evidence.reexecute.rerun import (
+    ARCHIVE,
+    CHECKOUT,
+    NOTHING_TO_RERUN,
+    Expected,
+    expected_of,
+    matched_note,
+    prestart,
+    rerun,
+)
 
 __all__ = [
     "ARCHIVE",
@@ -20,7 +29,10 @@ __all__ = [
     "Expected",
     "ExpectedExploration",
     "Job",
+    "Running",
+    "expected_of",
     "matched_note",
+    "prestart",
     "rerun",
     "run_files",
 ]

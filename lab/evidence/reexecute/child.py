@@ -15,6 +15,10 @@ empty temporary working folder, in a session of its own whose every process is k
 prints more than :data:`OUTPUT_CAP`; its standard error is kept only as its last :data:`STDERR_TAIL` bytes. The
 evidence folder is never on its path and never its working folder.
 
+When the code to run is the auditing checkout's and the auditor imported ``lab`` from that very checkout,
+unchanged since, the child is a fork of the auditor set up as the new interpreter would be
+(:mod:`lab.evidence.reexecute.forked`), held to the same limits and killed the same way.
+
 This is containment, not a sandbox: code run with ``--execute-archive`` can still read what the auditing user can
 read, write to absolute paths that user can write, and use the network. Run an archive you do not trust in a
 container or a throwaway machine.
@@ -29,10 +33,13 @@ import os
 import selectors
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from lab.evidence.reexecute.forked import Forked, forkable_root
 
 OUTPUT_CAP = 64 << 20
 """The most a child may print on standard output (its JSON report); past it, it is stopped."""
@@ -93,8 +100,65 @@ def run_child(code: Code, request: bytes, limit: float, python: str) -> Finished
     ``limit`` bounds the wall-clock time (and, sandboxed, the CPU time). Every process of the child's session is
     killed when this returns, whatever happened, a Ctrl-C of the auditor included.
     """
-    with tempfile.TemporaryDirectory(prefix="lab-rerun-") as scratch:
-        base = Path(scratch)
+    started = start_child(code, request, limit, python)
+    if isinstance(started, str):
+        return started
+    try:
+        return started.result()
+    finally:
+        started.close()
+
+
+class Running:
+    """A re-execution child started and not yet collected: what it runs and was asked, and its process.
+
+    Started early, it works while its caller does something else (the writer writes the folder it will audit);
+    :meth:`result` then waits for it, within ``limit`` seconds of its start. :meth:`close` ends it, and everything
+    it started, whatever happened, and removes its temporary folder; a child never collected is closed too."""
+
+    def __init__(
+        self,
+        code: Code,
+        request: bytes,
+        limit: float,
+        scratch: tempfile.TemporaryDirectory[str],
+        process: subprocess.Popen[bytes] | Forked,
+    ) -> None:
+        self.code, self.request, self.limit = code, request, limit
+        self._scratch, self._process = scratch, process
+        self._deadline = time.monotonic() + limit
+        self.began = time.perf_counter()
+        self._closed = False
+
+    def matches(self, code: Code, request: bytes, limit: float) -> bool:
+        """True when this child runs ``code`` on ``request`` within ``limit``: it is the child the caller would
+        start now, and its report is that child's."""
+        return not self._closed and (self.code, self.request, self.limit) == (code, request, limit)
+
+    def result(self) -> Finished | str:
+        """What the child printed once it exited within its limits, or one line saying why not; then it is ended."""
+        try:
+            return _collect(self._process, self._deadline, self.limit)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """End the child's session and remove its folder (again: nothing)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            _kill(self._process)
+        finally:
+            self._scratch.cleanup()
+
+
+def start_child(code: Code, request: bytes, limit: float, python: str) -> Running | str:
+    """Start the re-execution child with ``request`` on its standard input (see :func:`run_child`); the running
+    child, or one line saying why it could not start."""
+    scratch = tempfile.TemporaryDirectory(prefix="lab-rerun-")
+    try:
+        base = Path(scratch.name)
         for name in ("work", "home", "tmp"):
             (base / name).mkdir()
         (base / "request.json").write_bytes(request)
@@ -102,7 +166,10 @@ def run_child(code: Code, request: bytes, limit: float, python: str) -> Finished
         argv = [python, "-I", "-B", "-c", _BOOT, str(code.root.absolute()), json.dumps(limits)]
         env = _environment(base) if code.sandboxed else {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
         with open(base / "request.json", "rb") as stdin:
-            try:
+            process: subprocess.Popen[bytes] | Forked
+            if python == sys.executable and forkable(code):
+                process = Forked.start(code.root, stdin.fileno(), base / "work")
+            else:
                 process = subprocess.Popen(
                     argv,
                     stdin=stdin,
@@ -112,12 +179,13 @@ def run_child(code: Code, request: bytes, limit: float, python: str) -> Finished
                     env=env,
                     start_new_session=True,
                 )
-            except OSError as error:
-                return f"re-execution could not start: {error.strerror or error}"
-            try:
-                return _collect(process, limit)
-            finally:
-                _kill(process)
+    except OSError as error:
+        scratch.cleanup()
+        return f"re-execution could not start: {error.strerror or error}"
+    except BaseException:
+        scratch.cleanup()
+        raise
+    return Running(code, request, limit, scratch, process)
 
 
 def _limits(limit: float) -> list[tuple[str, int]]:
@@ -136,9 +204,9 @@ def _environment(base: Path) -> dict[str, str]:
     return env
 
 
-def _collect(process: subprocess.Popen[bytes], limit: float) -> Finished | str:
-    """Read both pipes until they close, within ``limit`` seconds and :data:`OUTPUT_CAP` bytes; then the verdict."""
-    deadline = time.monotonic() + limit
+def _collect(process: subprocess.Popen[bytes] | Forked, deadline: float, limit: float) -> Finished | str:
+    """Read both pipes until they close, before ``deadline`` (``limit`` seconds after the child started) and within
+    :data:`OUTPUT_CAP` bytes; then the verdict."""
     out, err = bytearray(), bytearray()
     assert process.stdout is not None and process.stderr is not None
     with selectors.DefaultSelector() as selector:
@@ -162,6 +230,8 @@ def _collect(process: subprocess.Popen[bytes], limit: float) -> Finished | str:
         code = process.wait(max(deadline - time.monotonic(), 0.0))
     except subprocess.TimeoutExpired:
         return f"re-execution did not finish within {limit:g} s"
+    if code is None:
+        return f"re-execution did not finish within {limit:g} s"
     if code < 0:
         return f"re-execution was killed by {_signal_name(-code)}"
     if code != 0:
@@ -179,7 +249,7 @@ def _signal_name(number: int) -> str:
     return name + reason
 
 
-def _kill(process: subprocess.Popen[bytes]) -> None:
+def _kill(process: subprocess.Popen[bytes] | Forked) -> None:
     """End the child and everything it started (its session), then reap it."""
     with contextlib.suppress(OSError):
         os.killpg(process.pid, signal.SIGKILL)
@@ -188,3 +258,9 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
     for pipe in (process.stdout, process.stderr):
         if pipe is not None:
             pipe.close()
+
+
+def forkable(code: Code) -> bool:
+    """Whether ``code`` may run in a fork of this process (:func:`~lab.evidence.reexecute.forked.forkable_root`):
+    never the archive's code, which runs sandboxed in a new interpreter."""
+    return not code.sandboxed and forkable_root(code.root)

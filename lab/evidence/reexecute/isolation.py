@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import gc
+import io
 import json
 import os
 import select
@@ -31,21 +33,23 @@ import selectors
 import signal
 import sys
 import time
+import tokenize
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lab.engine.core import ACTOR_POOL
-from lab.engine.core import BlockedActor
-from lab.engine.core import TraceEvent, encode_trace
+from lab.engine.core import ACTOR_POOL, BlockedActor, TraceEvent, encode_trace
+from lab.evidence.records.plan import ScenarioFacts
 from lab.evidence.records.records import result_fields
 from lab.evidence.records.text import refuse_constant
-from lab.evidence.records.plan import ScenarioFacts
+from lab.evidence.reexecute.orphans import adopt_orphans, children, sweep_orphans
 from lab.scenarios.loader import BrokenScenario, LoadedScenario, load
+from lab.scenarios.probe_points import TRANSPORT_MODULES, points_in_file
 from lab.scenarios.results import NOT_RUN
 from lab.scenarios.runner import Check, ScenarioResult, Verdict, run_scenario
+from lab.scenarios.under_test import DEFAULT_MODULES
 
 ISOLATED = hasattr(os, "fork")
 """Whether scenarios run in worker processes on this platform."""
@@ -139,7 +143,8 @@ def run_jobs(
                 on_done(index, found[-1])
         return found
     adopt_orphans()
-    before = set(_children())  # the caller's own children (a database server, say) are not the workers' leftovers
+    before = set(children())  # the caller's own children (a database server, say) are not the workers' leftovers
+    _warm()
     outcomes: dict[int, Ran] = {}
     running: dict[int, _Worker] = {}  # by the descriptor of its report pipe
     waiting = list(enumerate(jobs))
@@ -171,65 +176,24 @@ def run_jobs(
         for worker in running.values():  # interrupted (Ctrl-C): no worker outlives the parent
             worker.finish()
         sweep_orphans(keep=before)
+        gc.unfreeze()
     return [outcomes[index] for index in range(len(jobs))]
 
 
-_PR_SET_CHILD_SUBREAPER = 36
-
-
-def adopt_orphans() -> bool:
-    """Make this process the subreaper of everything it starts (Linux's ``PR_SET_CHILD_SUBREAPER``): a process a
-    worker started, even one that left the worker's session with ``setsid()``, is re-parented to this process
-    when the worker ends, not to init, so :func:`sweep_orphans` finds it. False where the platform has no such
-    flag (then only the worker's process group is killed)."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def _children() -> list[int]:
-    """The processes whose parent is this one (read from ``/proc``; none where there is no ``/proc``)."""
-    me = str(os.getpid())
-    found: list[int] = []
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return found
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1].decode() == me:
-            found.append(int(name))
-    return found
-
-
-def sweep_orphans(rounds: int = 50, keep: set[int] | frozenset[int] = frozenset()) -> int:
-    """Kill and reap every child of this process that is not running a job any more: the processes workers left
-    behind, re-parented here (:func:`adopt_orphans`), but those in ``keep``. Repeated until none is left, since
-    killing one re-parents its own children here. Returns how many were ended."""
-    ended = 0
-    for _ in range(rounds):
-        found = [pid for pid in _children() if pid not in keep]
-        if not found:
-            return ended
-        for pid in found:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-            with contextlib.suppress(ChildProcessError, OSError):
-                os.waitpid(pid, 0)
-            ended += 1
-    return ended
+def _warm() -> None:
+    """Make what every worker would otherwise make for itself, once, before the first fork, and keep the collector
+    off the parent's objects (``gc.freeze``): a worker's first collection would otherwise walk every object it
+    inherited, and so copy each page of the parent's heap (most of a worker's cost). What is made here is the
+    lab's and the standard library's, never a scenario's: the tokenizer's pattern (``inspect.getsource``, which
+    the loader calls, compiles it on first use), and the probe points the lab's own code under test announces
+    (parsed from its files, which every scenario that holds or signals reads)."""
+    with contextlib.suppress(Exception):
+        list(tokenize.generate_tokens(io.StringIO("pass\n").readline))
+    for name in (*DEFAULT_MODULES, *TRANSPORT_MODULES):
+        origin = getattr(sys.modules.get(name), "__file__", None)
+        if origin:
+            points_in_file(os.path.realpath(origin))
+    gc.freeze()
 
 
 def _in_process(job: Job) -> Ran:

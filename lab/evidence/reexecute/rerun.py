@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -28,9 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lab.engine.core import RunStatus
+from lab.engine.core import RunStatus, TraceEvent
 from lab.evidence.records.findings import Problem, Rerun, RerunStatus
-from lab.evidence.records.plan import ScenarioFacts
 from lab.evidence.records.layout import (
     SOURCES,
     requests_path,
@@ -40,10 +40,11 @@ from lab.evidence.records.layout import (
     source_path,
     trace_path,
 )
+from lab.evidence.records.plan import ScenarioFacts
 from lab.evidence.records.records import request_lines, result_record, same_json, sha256, unique_keys
 from lab.evidence.records.schema import is_name
 from lab.evidence.records.text import first_difference, refuse_constant, shown
-from lab.evidence.reexecute.child import Code, run_child
+from lab.evidence.reexecute.child import Code, Running, run_child, start_child
 from lab.evidence.reexecute.reexplore import (
     ExpectedExploration,
     allowance,
@@ -82,6 +83,43 @@ class Expected:
     JSON (its lesson, checks, expected outcomes, state, errors, ...: the words a report shows, not only the verdict)."""
 
 
+MAX_HANG_WATCHDOG = 3600.0
+"""The longest recorded watchdog a re-execution waits for (``run.py --watchdog`` accepts no more)."""
+
+
+def expected_of(
+    name: str, result: Mapping[str, Any], trace: bytes | None, events: Sequence[TraceEvent] | None
+) -> Expected:
+    """What re-executing one scenario must reproduce, from its ``result.json`` (parsed and checked), its
+    ``trace.jsonl`` bytes and their events (``None`` where unusable): a hang is re-run with the watchdog its trace
+    recorded, so it hangs the same way. The auditor makes it from the folder; the writer, from the same records
+    before it writes them (:func:`prestart`)."""
+    hangs = [e.detail.get("watchdog_seconds") for e in events or () if e.op == "hang"]
+    watchdog = hangs[0] if hangs and _is_watchdog(hangs[0]) else None
+    return Expected(
+        name=name,
+        trace=trace,
+        trace_sha256=sha256(trace) if trace is not None else result["trace_sha256"],
+        requests_sha256=result["requests_sha256"],
+        outcomes=result["outcomes"],
+        verdict=result["verdict"],
+        run_status=result["run_status"],
+        watchdog_seconds=float(watchdog) if watchdog is not None else None,
+        options={"variant": result["variant"], "granularity": result["granularity"]},
+        result=result,
+    )
+
+
+def _is_watchdog(value: object) -> bool:
+    """A recorded watchdog worth waiting for: seconds, finite, positive, at most :data:`MAX_HANG_WATCHDOG`."""
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0 < value <= MAX_HANG_WATCHDOG
+    )
+
+
 def default_timeout(
     expected: Sequence[Expected],
     explorations: Sequence[ExpectedExploration] = (),
@@ -94,23 +132,14 @@ def default_timeout(
     return BASE_TIMEOUT_SECONDS + hangs + explored
 
 
-def rerun(
-    code: Code,
+def request_for(
     expected: Sequence[Expected],
     *,
     explorations: Sequence[ExpectedExploration] = (),
     kill_matrix: Mapping[str, Any] | None = None,
-    timeout: float | None = None,
-    python: str = sys.executable,
     describe: Sequence[str] = (),
-) -> tuple[Rerun, list[Problem], dict[str, ScenarioFacts] | None]:
-    """Re-execute ``expected`` with ``code``, and explore ``explorations`` and rebuild ``kill_matrix`` (its record)
-    again; the summary, one problem per difference, and what each scenario file declares (those re-executed and
-    those in ``describe``; ``None`` when the code does not say). The child only reports what it ran: every
-    comparison, every digest included, is made here, by the auditor."""
-    if not expected and not explorations and kill_matrix is None:
-        return Rerun(RerunStatus.SKIPPED, NOTHING_TO_RERUN), [], None
-    limit = default_timeout(expected, explorations, kill_matrix) if timeout is None else timeout
+) -> bytes:
+    """The child's request: the bytes on its standard input, made from what it must re-execute."""
     request: dict[str, Any] = {
         "protocol": PROTOCOL,
         "scenarios": [{"name": e.name, "watchdog_seconds": e.watchdog_seconds, **e.options} for e in expected],
@@ -121,9 +150,59 @@ def rerun(
         request["kill_matrix"] = kill_matrix_request(kill_matrix)
     if describe:
         request["describe"] = list(describe)
+    return json.dumps(request).encode("utf-8")
+
+
+def prestart(
+    code: Code,
+    expected: Sequence[Expected],
+    *,
+    explorations: Sequence[ExpectedExploration] = (),
+    kill_matrix: Mapping[str, Any] | None = None,
+    describe: Sequence[str] = (),
+    python: str = sys.executable,
+) -> Running | None:
+    """Start, now, the child :func:`rerun` would start for the same arguments, so it works while the caller does
+    something else; ``None`` when there is nothing to re-execute or it could not start. Passed to :func:`rerun` as
+    ``started``, it is used only if it is exactly that child (same code, request and limit), else ended."""
+    if not expected and not explorations and kill_matrix is None:
+        return None
+    request = request_for(expected, explorations=explorations, kill_matrix=kill_matrix, describe=describe)
+    started = start_child(code, request, default_timeout(expected, explorations, kill_matrix), python)
+    return started if isinstance(started, Running) else None
+
+
+def rerun(
+    code: Code,
+    expected: Sequence[Expected],
+    *,
+    explorations: Sequence[ExpectedExploration] = (),
+    kill_matrix: Mapping[str, Any] | None = None,
+    timeout: float | None = None,
+    python: str = sys.executable,
+    describe: Sequence[str] = (),
+    started: Running | None = None,
+) -> tuple[Rerun, list[Problem], dict[str, ScenarioFacts] | None]:
+    """Re-execute ``expected`` with ``code``, and explore ``explorations`` and rebuild ``kill_matrix`` (its record)
+    again; the summary, one problem per difference, and what each scenario file declares (those re-executed and
+    those in ``describe``; ``None`` when the code does not say). The child only reports what it ran: every
+    comparison, every digest included, is made here, by the auditor. ``started``: a child :func:`prestart` began,
+    used if it is the very child this call would start (and ended either way)."""
+    if not expected and not explorations and kill_matrix is None:
+        if started is not None:
+            started.close()
+        return Rerun(RerunStatus.SKIPPED, NOTHING_TO_RERUN), [], None
+    limit = default_timeout(expected, explorations, kill_matrix) if timeout is None else timeout
+    request = request_for(expected, explorations=explorations, kill_matrix=kill_matrix, describe=describe)
     what = _what(len(expected), len(explorations), kill_matrix is not None)
     begun = time.perf_counter()
-    done = run_child(code, json.dumps(request).encode("utf-8"), limit, python)
+    if started is not None and started.matches(code, request, limit):
+        begun = started.began
+        done = started.result()
+    else:
+        if started is not None:
+            started.close()
+        done = run_child(code, request, limit, python)
     seconds = time.perf_counter() - begun
 
     def summary(status: RerunStatus, note: str) -> Rerun:
@@ -333,8 +412,7 @@ def main() -> int:
     another's re-execution, and a scenario its worker could not report on is the same ERROR again.
     """
     import lab
-    from lab.engine.core import DEFAULT_WATCHDOG_SECONDS
-    from lab.engine.core import encode_trace
+    from lab.engine.core import DEFAULT_WATCHDOG_SECONDS, encode_trace
     from lab.evidence.reexecute.isolation import Job, run_jobs
     from lab.scenarios.loader import BrokenScenario
 

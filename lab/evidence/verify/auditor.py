@@ -3,8 +3,8 @@
 
 The audit only reads: it opens files inside the folder through :class:`~lab.evidence.records.safefs.FolderReader`,
 each once (the bytes hashed are the bytes parsed, compared and copied; a file changed after it was read is named,
-never read again), and the re-execution runs in a child (:mod:`lab.evidence.reexecute.child`) that works in a temporary folder and
-never on the evidence folder. Only a folder that is not an evidence folder at all raises
+never read again), and the re-execution runs in a child (:mod:`lab.evidence.reexecute.child`) that works in a
+temporary folder and never on the evidence folder. Only a folder that is not an evidence folder at all raises
 (:class:`~lab.errors.EvidenceError`); everything else is a :class:`~lab.evidence.records.findings.Problem` in the
 returned report.
 
@@ -24,7 +24,6 @@ The auditing checkout's code decides, and the archive's code runs only when it i
 
 from __future__ import annotations
 
-import math
 import os
 import stat
 import tempfile
@@ -39,17 +38,16 @@ from lab.evidence.records.findings import AuditReport, Drift, Problem, Rerun, Re
 from lab.evidence.records.layout import RUN, SIGNATURE, SOURCES, SOURCES_JSON, STARTED, SUMS, source_path
 from lab.evidence.records.loading import JSON_CAP
 from lab.evidence.records.plan import ScenarioFacts
-from lab.evidence.records.records import sha256
 from lab.evidence.records.safefs import FolderReader, Unreadable, printable
 from lab.evidence.records.signing import SIGNATURE_CAP, verify
-from lab.evidence.reexecute.child import Code
+from lab.evidence.reexecute.child import Code, Running
 from lab.evidence.reexecute.reexplore import ExpectedExploration
-from lab.evidence.reexecute.rerun import ARCHIVE, CHECKOUT, Expected
+from lab.evidence.reexecute.rerun import ARCHIVE, CHECKOUT, expected_of
 from lab.evidence.reexecute.rerun import rerun as reexecute
 from lab.evidence.verify.archive import check_sources
-from lab.evidence.verify.consistency import Evidence, ScenarioEvidence, check_consistency
+from lab.evidence.verify.completeness import check_command, check_contents
+from lab.evidence.verify.consistency import Evidence, check_consistency
 from lab.evidence.verify.integrity import SUMS_CAP, check_entries, check_integrity
-from lab.evidence.verify.completeness import check_command, check_contents, scenario_files
 from lab.evidence.verify.rederive import check_facts, check_report, renderer_files
 from lab.evidence.verify.self_audit import NO_RERUN, check_self_audit
 
@@ -57,8 +55,6 @@ AUDITING_CHECKOUT = Path(lab.__file__).resolve().parent.parent
 """The tree holding the ``lab`` package that is auditing: the default checkout to compare with and to run."""
 _PACKAGE_INIT = "lab/__init__.py"
 """The archived file (relative to ``sources/``) whose ``__version__`` ``run.json``'s ``lab_version`` must be."""
-MAX_HANG_WATCHDOG = 3600.0
-"""The longest recorded watchdog a re-execution waits for (``run.py --watchdog`` accepts no more)."""
 
 
 def audit(
@@ -72,6 +68,7 @@ def audit(
     accept_drift: bool = False,
     allowed_signers: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    started: Running | None = None,
 ) -> AuditReport:
     """Verify ``folder`` and return the report; raise :class:`EvidenceError` if it is not an evidence folder.
 
@@ -84,6 +81,9 @@ def audit(
     ``allowed_signers``: an OpenSSH allowed-signers file; ``SHA256SUMS.sig`` must then verify against it.
     ``progress``: told, in a few words, each long step as it begins (a command shows them; re-execution can take
     a minute).
+    ``started``: a re-execution child already at work (the writer starts its self-audit's while it writes,
+    :func:`~lab.evidence.reexecute.rerun.prestart`); its report is used only if it is the very child this audit
+    would start, from the records it read, and it is ended either way.
     """
     folder = Path(folder)
     _require_evidence_folder(folder)
@@ -120,7 +120,7 @@ def audit(
     drift = source_files.drift(archived, checkout) if archived is not None else None
     accepted = _judge_drift(drift, problems, accept=accept_drift)
     request = check_command(evidence.run, archived, problems, helpers)
-    files = scenario_files(archived or {}, helpers)
+    files = source_files.scenario_files(archived or {}, helpers)
     if drift is not None and not _renderer_drifted(drift, checkout):  # the same renderer: the same bytes
         check_report(evidence, problems)
     summary, facts = _rerun(
@@ -135,6 +135,7 @@ def audit(
         checkout=checkout,
         execute_archive=execute_archive,
         progress=progress,
+        started=started,
     )
     check_self_audit(
         evidence.audit,
@@ -355,6 +356,7 @@ def _reexecute(
     checkout: Path,
     execute_archive: bool,
     progress: Callable[[str], None] | None = None,
+    started: Running | None = None,
 ) -> Rerun:
     explored = evidence.exploration
     if not enabled:
@@ -384,7 +386,7 @@ def _reexecute(
         return Rerun(RerunStatus.SKIPPED, reason)
     if execute_archive and payload is None:
         return Rerun(RerunStatus.SKIPPED, "re-execution skipped: the archived sources could not be copied")
-    expected = [item for item in map(_expected, evidence.scenarios) if item is not None]
+    expected = [expected_of(s.name, s.result, s.trace, s.events) for s in evidence.scenarios if s.result is not None]
     unchecked = [s.name for s in evidence.scenarios if s.result is None]
     explorations = [ExpectedExploration(rel, record) for rel, record in explored.records]
     if progress is not None:
@@ -407,6 +409,7 @@ def _reexecute(
             kill_matrix=explored.kill_matrix,
             timeout=timeout,
             describe=describe,
+            started=started,
         )
         told.append(facts)
     problems.extend(found)
@@ -445,33 +448,3 @@ def _check_untouched(folder: Path, before: Mapping[str, str], problems: list[Pro
         problems.append(Problem(rel, "appeared in the folder while the audit re-executed it"))
     for rel in sorted(before.keys() - after.keys()):
         problems.append(Problem(rel, "disappeared from the folder while the audit re-executed it"))
-
-
-def _expected(scenario: ScenarioEvidence) -> Expected | None:
-    if scenario.result is None:
-        return None
-    result = scenario.result
-    hangs = [e.detail.get("watchdog_seconds") for e in scenario.events or () if e.op == "hang"]
-    watchdog = hangs[0] if hangs and _is_watchdog(hangs[0]) else None
-    return Expected(
-        name=scenario.name,
-        trace=scenario.trace,
-        trace_sha256=sha256(scenario.trace) if scenario.trace is not None else result["trace_sha256"],
-        requests_sha256=result["requests_sha256"],
-        outcomes=result["outcomes"],
-        verdict=result["verdict"],
-        run_status=result["run_status"],
-        watchdog_seconds=float(watchdog) if watchdog is not None else None,
-        options={"variant": result["variant"], "granularity": result["granularity"]},
-        result=result,
-    )
-
-
-def _is_watchdog(value: object) -> bool:
-    """A recorded watchdog worth waiting for: seconds, finite, positive, at most :data:`MAX_HANG_WATCHDOG`."""
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and 0 < value <= MAX_HANG_WATCHDOG
-    )

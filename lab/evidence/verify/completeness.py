@@ -28,25 +28,12 @@ from lab.evidence.records.findings import Problem
 from lab.evidence.records.layout import KILL_MATRIX, RUN, SCENARIOS, parse_exploration_path
 from lab.evidence.records.plan import MATRIX_GRANULARITIES, ExpectedMatrix, ScenarioFacts, expected_contents
 from lab.evidence.records.safefs import printable
+from lab.evidence.records.sources import scenario_files
 from lab.evidence.records.text import cell_name, shown
 from lab.evidence.verify.cross_check import check_cross_check_contents
 from lab.evidence.verify.explore_checks import ExplorationEvidence
 
 _GRANULARITIES = ("probe", "line", "instruction")
-
-
-def scenario_files(archived: Mapping[str, str], helpers: Collection[str] = frozenset()) -> list[str]:
-    """The scenarios the archived scenario folder holds, by name, sorted: its ``.py`` files but the private ones
-    (``_x.py``) and the helper modules beside them."""
-    return sorted(
-        path[len(SCENARIOS) : -len(".py")]
-        for path in archived
-        if path.startswith(SCENARIOS)
-        and path.count("/") == 1
-        and path.endswith(".py")
-        and not path.startswith(SCENARIOS + "_")
-        and path[len(SCENARIOS) : -len(".py")] not in helpers
-    )
 
 
 def _command_text(command: object) -> str:

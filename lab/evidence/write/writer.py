@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from lab import __version__
 from lab.engine.core import encode_trace
 from lab.errors import EvidenceError, UsageError
 from lab.evidence.records import sources as source_files
-from lab.evidence.records.exploration import plan_exploration
+from lab.evidence.records.exploration import ExplorationFiles, plan_exploration
 from lab.evidence.records.findings import AuditReport
 from lab.evidence.records.layout import (
     AUDIT,
@@ -45,6 +46,9 @@ from lab.evidence.records.records import (
     started_record,
 )
 from lab.evidence.records.signing import sign
+from lab.evidence.reexecute.child import Code, Running
+from lab.evidence.reexecute.reexplore import ExpectedExploration
+from lab.evidence.reexecute.rerun import CHECKOUT, expected_of, prestart
 from lab.evidence.report.documents import Explored, render_documents
 from lab.evidence.verify.auditor import audit
 from lab.evidence.write.provenance import git_state
@@ -118,43 +122,87 @@ def write_evidence(
     out = _Files(folder)
     out.adopt(STARTED, lambda: dump_json(started_record(started)))
     archived = source_files.collect(root)
-    for file in archived:
-        out.write(source_path(file.path), file.data)
-    out.write(SOURCES_JSON, dump_json(source_files.document(archived)))
-    for result in results:
-        trace, requests = encode_trace(result.trace), request_lines(result.requests)
-        out.write(trace_path(result.name), trace)
-        if result.requests:
-            out.write(requests_path(result.name), requests)
-        out.write(result_path(result.name), dump_json(result_record(result, trace, requests, root=root)))
-    for rel, record in explored.records:
-        out.write(rel, dump_json(record))
-    if explored.kill_matrix is not None:
-        out.write(KILL_MATRIX, dump_json(explored.kill_matrix))
-    for rel, record in explored.cross_checks:  # real runs: their own files, which the audit replays nothing of
-        out.write(rel, dump_json(record))
-    run = run_record(
-        results,
-        broken,
-        version=__version__,
-        command=command,
-        started=started,
-        ended=ended,
-        git=git,
-        exploration=explored.summary,
-    )
-    out.write(RUN, dump_json(run))
-    summary = explored.summary
-    made = Explored(summary["settings"], explored.records, explored.kill_matrix) if summary is not None else None
-    for name, data in render_documents(run, results, broken, made).items():
-        out.write(name, data)
-    verified = audit(folder, rerun=True, checkout=root, manifest=dict(out.digests))
+    made = [_Made(result, encode_trace(result.trace), request_lines(result.requests)) for result in results]
+    records = [result_record(item.result, item.trace, item.requests, root=root) for item in made]
+    pending = _prestart(root, made, records, explored, archived, explore=explore_settings is not None)
+    try:
+        for file in archived:
+            out.write(source_path(file.path), file.data)
+        out.write(SOURCES_JSON, dump_json(source_files.document(archived)))
+        for item, record in zip(made, records, strict=True):
+            out.write(trace_path(item.result.name), item.trace)
+            if item.result.requests:
+                out.write(requests_path(item.result.name), item.requests)
+            out.write(result_path(item.result.name), dump_json(record))
+        for rel, record in explored.records:
+            out.write(rel, dump_json(record))
+        if explored.kill_matrix is not None:
+            out.write(KILL_MATRIX, dump_json(explored.kill_matrix))
+        for rel, record in explored.cross_checks:  # real runs: their own files, which the audit replays nothing of
+            out.write(rel, dump_json(record))
+        run = run_record(
+            results,
+            broken,
+            version=__version__,
+            command=command,
+            started=started,
+            ended=ended,
+            git=git,
+            exploration=explored.summary,
+        )
+        out.write(RUN, dump_json(run))
+        summary = explored.summary
+        shown = Explored(summary["settings"], explored.records, explored.kill_matrix) if summary is not None else None
+        for name, data in render_documents(run, results, broken, shown).items():
+            out.write(name, data)
+        verified = audit(folder, rerun=True, checkout=root, manifest=dict(out.digests), started=pending)
+    finally:
+        if pending is not None:
+            pending.close()
     out.write(AUDIT, dump_json(verified.to_json()))
     sums = format_sums(out.digests)
     out.write(SUMS, sums, record=False)
     if sign_with is not None:  # the folder is complete: a failure here leaves it verifiable, only unsigned
         out.write(SIGNATURE, sign(sums, sign_with), record=False)
     return verified
+
+
+@dataclass(frozen=True, slots=True)
+class _Made:
+    """One scenario's result and the bytes its trace and requests are written as."""
+
+    result: ScenarioResult
+    trace: bytes
+    requests: bytes
+
+
+def _prestart(
+    root: Path,
+    made: Sequence[_Made],
+    records: Sequence[dict[str, Any]],
+    explored: ExplorationFiles,
+    archived: Sequence[source_files.SourceFile],
+    *,
+    explore: bool,
+) -> Running | None:
+    """The self-audit's re-execution, started before the folder is written, so it runs while the writer writes:
+    its request made from the very records about to be written, as the audit will make it from the folder. The
+    audit uses it only if the request it makes is the same (:func:`~lab.evidence.reexecute.rerun.rerun`)."""
+    describe: list[str] = []
+    if explore:  # what the audit asks the child to describe: every archived scenario file
+        texts = {file.path: file.data for file in archived}
+        helpers = source_files.archived_helpers(texts, texts.get)
+        describe = source_files.scenario_files(texts, helpers)
+    return prestart(
+        Code(root, sandboxed=False, label=CHECKOUT),
+        [
+            expected_of(item.result.name, record, item.trace, item.result.trace)
+            for item, record in zip(made, records, strict=True)
+        ],
+        explorations=[ExpectedExploration(rel, record) for rel, record in explored.records],
+        kill_matrix=explored.kill_matrix,
+        describe=describe,
+    )
 
 
 def _check_names(results: Sequence[ScenarioResult]) -> None:
