@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
+import inspect
 import os
 import symtable
 import sys
@@ -49,7 +50,11 @@ class InstrumentedModule:
     def rewritten(self, code: types.CodeType) -> types.CodeType | None:
         """The rewritten twin of one of this module's code objects (a nested function or a lambda's too)."""
         twin = _twin(self.by_key, code, self.filename)
-        return twin if twin is not None and twin.co_freevars == code.co_freevars else None
+        if twin is None or twin.co_freevars != code.co_freevars:
+            return None
+        twin = _flagged_like(twin, code)
+        self.codes.add(twin)
+        return twin
 
     def install(self) -> None:
         """Put the rewritten bodies in place."""
@@ -109,14 +114,15 @@ def instrument_module(name: str) -> InstrumentedModule:
                 f"cannot instrument {original.co_qualname} in {name} ({filename}): the source on "
                 "disk no longer matches the code that was imported; re-run"
             )
-        swaps.append((function, original, new))
+        swaps.append((function, original, _flagged_like(new, original)))
     rewritten_functions = {id(function) for function, _original, _new in swaps}
     cached = [  # a getter left as it is takes no scheduling point the lab knows of: ModuleRuntime.ga records it
         (obj, _CachedGetter(obj, module.__dict__[RUNTIME_NAME]))
         for obj in reachable(module)
         if isinstance(obj, functools.cached_property) and id(obj.func) in rewritten_functions and obj.attrname
     ]
-    made = InstrumentedModule(name, filename, swaps, set(_all_codes(code)), by_key, cached)
+    codes = {*_all_codes(code), *(new for _function, _original, new in swaps)}
+    made = InstrumentedModule(name, filename, swaps, codes, by_key, cached)
     _rewritten_modules[name] = made
     return made
 
@@ -184,6 +190,18 @@ def _twin(
             f"{filename}:{code.co_firstlineno}; put them on separate lines"
         )
     return same[0]
+
+
+_FLAGS_SET_AFTER_COMPILING = inspect.CO_ITERABLE_COROUTINE
+"""Code flags a decorator sets on a function's code after it was compiled (``types.coroutine`` marks a generator
+function's code so that its generators may be awaited): the rewritten twin, compiled from the source, lacks them."""
+
+
+def _flagged_like(twin: types.CodeType, original: types.CodeType) -> types.CodeType:
+    """``twin`` with the flags that were set on ``original`` after it was compiled: without them a generator made
+    awaitable by ``types.coroutine`` would no longer be ("object generator can't be used in 'await' expression")."""
+    added = original.co_flags & _FLAGS_SET_AFTER_COMPILING & ~twin.co_flags
+    return twin.replace(co_flags=twin.co_flags | added) if added else twin
 
 
 def _body_start(code: types.CodeType) -> tuple[int, int]:
