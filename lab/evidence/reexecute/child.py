@@ -19,8 +19,10 @@ When the code to run is the auditing checkout's and the auditor imported ``lab``
 unchanged since, the child is a fork of the auditor set up as the new interpreter would be
 (:mod:`lab.evidence.reexecute.forked`), held to the same limits and killed the same way.
 
-This is containment, not a sandbox: code run with ``--execute-archive`` can still read what the auditing user can
-read, write to absolute paths that user can write, and use the network. Run an archive you do not trust in a
+The archive's code runs in a PID namespace of its own where one can be made (:mod:`lab.evidence.reexecute.namespace`),
+so it cannot see the auditor's processes; the audit's note says whether it did. This is containment, not a
+sandbox: code run with ``--execute-archive`` can still read the files the auditing user can read, write to absolute
+paths that user can write, and use the network. Run an archive you do not trust in a
 container or a throwaway machine.
 """
 
@@ -40,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lab.evidence.reexecute.forked import Forked, forkable_root
+from lab.evidence.reexecute.namespace import contained, exit_code
 
 OUTPUT_CAP = 64 << 20
 """The most a child may print on standard output (its JSON report); past it, it is stopped."""
@@ -123,8 +126,12 @@ class Running:
         limit: float,
         scratch: tempfile.TemporaryDirectory[str],
         process: subprocess.Popen[bytes] | Forked,
+        *,
+        namespaced: bool = False,
     ) -> None:
         self.code, self.request, self.limit = code, request, limit
+        self.namespaced = namespaced
+        """Whether it runs in a PID namespace of its own (:mod:`lab.evidence.reexecute.namespace`)."""
         self._scratch, self._process = scratch, process
         self._deadline = time.monotonic() + limit
         self.began = time.perf_counter()
@@ -138,7 +145,7 @@ class Running:
     def result(self) -> Finished | str:
         """What the child printed once it exited within its limits, or one line saying why not; then it is ended."""
         try:
-            return _collect(self._process, self._deadline, self.limit)
+            return _collect(self._process, self._deadline, self.limit, namespaced=self.namespaced)
         finally:
             self.close()
 
@@ -163,6 +170,7 @@ def start_child(code: Code, request: bytes, limit: float, python: str) -> Runnin
             (base / name).mkdir()
         (base / "request.json").write_bytes(request)
         limits = _limits(limit) if code.sandboxed else []
+        namespaced = False
         argv = [python, "-I", "-B", "-c", _BOOT, str(code.root.absolute()), json.dumps(limits)]
         env = _environment(base) if code.sandboxed else {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
         with open(base / "request.json", "rb") as stdin:
@@ -170,6 +178,8 @@ def start_child(code: Code, request: bytes, limit: float, python: str) -> Runnin
             if python == sys.executable and forkable(code):
                 process = Forked.start(code.root, stdin.fileno(), base / "work")
             else:
+                if code.sandboxed:  # the archive's code: where it cannot see the auditor's processes, if it can be
+                    argv, namespaced = contained(argv)
                 process = subprocess.Popen(
                     argv,
                     stdin=stdin,
@@ -185,7 +195,7 @@ def start_child(code: Code, request: bytes, limit: float, python: str) -> Runnin
     except BaseException:
         scratch.cleanup()
         raise
-    return Running(code, request, limit, scratch, process)
+    return Running(code, request, limit, scratch, process, namespaced=namespaced)
 
 
 def _limits(limit: float) -> list[tuple[str, int]]:
@@ -204,7 +214,9 @@ def _environment(base: Path) -> dict[str, str]:
     return env
 
 
-def _collect(process: subprocess.Popen[bytes] | Forked, deadline: float, limit: float) -> Finished | str:
+def _collect(
+    process: subprocess.Popen[bytes] | Forked, deadline: float, limit: float, *, namespaced: bool = False
+) -> Finished | str:
     """Read both pipes until they close, before ``deadline`` (``limit`` seconds after the child started) and within
     :data:`OUTPUT_CAP` bytes; then the verdict."""
     out, err = bytearray(), bytearray()
@@ -232,6 +244,7 @@ def _collect(process: subprocess.Popen[bytes] | Forked, deadline: float, limit: 
         return f"re-execution did not finish within {limit:g} s"
     if code is None:
         return f"re-execution did not finish within {limit:g} s"
+    code = exit_code(code, namespaced=namespaced)
     if code < 0:
         return f"re-execution was killed by {_signal_name(-code)}"
     if code != 0:

@@ -45,6 +45,7 @@ from lab.evidence.records.records import request_lines, result_record, same_json
 from lab.evidence.records.schema import is_name
 from lab.evidence.records.text import first_difference, refuse_constant, shown
 from lab.evidence.reexecute.child import Code, Running, run_child, start_child
+from lab.evidence.reexecute.namespace import isolation_note, pid_namespace
 from lab.evidence.reexecute.reexplore import (
     ExpectedExploration,
     allowance,
@@ -205,8 +206,10 @@ def rerun(
         done = run_child(code, request, limit, python)
     seconds = time.perf_counter() - begun
 
+    where = f"; the archived code ran {isolation_note(bool(pid_namespace()))}" if code.sandboxed else ""
+
     def summary(status: RerunStatus, note: str) -> Rerun:
-        return Rerun(status, note, len(expected), seconds, len(explorations), code.label)
+        return Rerun(status, note + where, len(expected), seconds, len(explorations), code.label)
 
     if isinstance(done, str):
         return summary(RerunStatus.FAILED, done), [Problem(SOURCES, done)], None
