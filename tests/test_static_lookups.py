@@ -85,3 +85,40 @@ def test_explore_of_a_folder_with_a_sloppy_scenario_does_not_crash(tmp_path: Pat
     assert "Traceback" not in done.stderr + done.stdout, done.stderr[-2000:]
     assert (out / "SHA256SUMS").exists(), done.stdout[-2000:] + done.stderr[-2000:]
     assert "a bump was lost" in done.stdout, done.stdout[-2000:]
+
+
+_SLOPPY_SCENARIO = '''"""A scenario whose module and class hold objects with a sloppy __getattr__."""
+
+from lab import Scenario, acceptable, actor
+
+
+class Sloppy:
+    def __getattr__(self, name):
+        raise KeyError(name)
+
+
+AT_MODULE_LEVEL = Sloppy()
+
+
+class Loads(Scenario):
+    source = "a sloppy __getattr__ at module and class level"
+    outcomes = (acceptable("done"),)
+    kept = Sloppy()
+
+    @actor
+    def a(self) -> None:
+        pass
+'''
+
+
+def test_a_scenario_with_sloppy_objects_at_module_and_class_level_loads(tmp_path: Path) -> None:
+    """Finding the modules under test (each module-level value's module) and checking the class's actors (what each
+    class attribute wraps) run none of the learner's ``__getattr__``."""
+    from lab.scenarios.loader import LoadedScenario, load
+    from lab.scenarios.under_test import modules_under_test
+
+    path = tmp_path / "sloppy_levels.py"
+    path.write_text(_SLOPPY_SCENARIO)
+    loaded = load(path)
+    assert isinstance(loaded, LoadedScenario), loaded
+    assert loaded.cls.__module__ in modules_under_test(loaded.cls)

@@ -229,7 +229,9 @@ class Scenario:
             if old in own:
                 raise ScenarioError(f"{cls.__name__}.{old} is gone: {new}")
         for name, value in own.items():
-            wrapped = getattr(value, "__func__", None) or getattr(value, "fget", None)
+            # what a static or class method or a property wraps, told by type (no learner's __getattr__ runs)
+            wrapped = value.__func__ if isinstance(value, staticmethod | classmethod) else None
+            wrapped = value.fget if isinstance(value, property) else wrapped
             if not inspect.isfunction(value) and is_actor(wrapped):
                 raise ScenarioError(f"@actor {cls.__name__}.{name} is not a plain method (def {name}(self): ...)")
             if not is_actor(value):

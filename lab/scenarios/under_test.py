@@ -20,6 +20,7 @@ whose every line is a scheduling point). They are:
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
 import types
@@ -152,11 +153,7 @@ def _neighbours(module: types.ModuleType, depth: int) -> Iterator[str]:
         following: list[types.ModuleType] = []
         for current in frontier:
             for value in list(vars(current).values()):
-                found = (
-                    value
-                    if isinstance(value, types.ModuleType)
-                    else sys.modules.get(getattr(value, "__module__", "") or "")
-                )
+                found = value if isinstance(value, types.ModuleType) else sys.modules.get(_module_of(value))
                 if found is None or found.__name__ in seen or not _has_source(found):
                     continue
                 if _folders(str(found.__file__)) & folders:  # as imported, or after resolving symlinks
@@ -164,3 +161,19 @@ def _neighbours(module: types.ModuleType, depth: int) -> Iterator[str]:
                     following.append(found)
                     yield found.__name__
         frontier = following
+
+
+def _module_of(value: object) -> str:
+    """The module that defines ``value`` (a class's, a function's, an object's class's), found statically: a
+    learner's ``__getattr__`` or ``__getattribute__`` at module level is not run (one raising KeyError would stop
+    the scenario from loading)."""
+    try:
+        found = inspect.getattr_static(value, "__module__")
+    except AttributeError:
+        return ""
+    if isinstance(found, types.MemberDescriptorType | types.GetSetDescriptorType):
+        try:
+            found = found.__get__(value, type(value))
+        except AttributeError:
+            return ""
+    return found if isinstance(found, str) else ""
