@@ -58,12 +58,13 @@ DEFAULT_SHARDS = [
 
 DEEP_PER_SHARD = int(os.environ.get("LAB_FUZZ_PROGRAMS_PER_SHARD", "250"))
 DEEP_SHARDS = [
-    *(Shard("line", 1000 + n, DEEP_PER_SHARD, 300) for n in range(10)),
-    *(Shard("instruction", 2000 + n, DEEP_PER_SHARD, 300) for n in range(8)),
-    *(Shard("line", 3000 + n, DEEP_PER_SHARD // 10, 3000, max_actors=4, min_actors=4) for n in range(2)),
+    *(Shard("line", 1000 + n, DEEP_PER_SHARD, 150) for n in range(11)),
+    *(Shard("instruction", 2000 + n, DEEP_PER_SHARD, 150) for n in range(9)),
+    Shard("line", 3000, max(DEEP_PER_SHARD // 25, 1), 2600, max_actors=4, min_actors=4),
 ]
-"""``-m deep``: 18 shards of ``LAB_FUZZ_PROGRAMS_PER_SHARD`` programs (250 by default: 4,500) of up to 3 actors at
-line and instruction granularity, and 2 shards of a tenth as many 4-actor programs (50 more)."""
+"""``-m deep``: 20 shards of ``LAB_FUZZ_PROGRAMS_PER_SHARD`` programs (250 by default: 5,000) of 2-3 actors at line
+and instruction granularity, and one shard of a 25th as many 4-actor programs (10 more; four actors of one step
+each are already about 2,500 naive schedules, 3 s a program)."""
 
 SETTINGS = {"deadline": None, "database": None, "suppress_health_check": [HealthCheck.too_slow]}
 

@@ -130,7 +130,7 @@ PARTS: dict[str, Part] = {
     ),
     "box_vars": Part(observe=(("box", "sorted(vars(self.box))"),), needs=("box",)),
     "count": Part(observe=(("count", "Box.count"),), needs=("box",)),
-    "d": Part(setup=('self.d = {"k": 0}',), observe=(("d", "dict(self.d)"),)),
+    "d": Part(setup=('self.d = {"k": 0}',), observe=(("dict", "dict(self.d)"),)),
     "items": Part(setup=("self.items = [0]",), observe=(("items", "list(self.items)"),)),
     "dq": Part(
         imports=("import collections",),
