@@ -4,6 +4,7 @@ model does see leaves no gap."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,20 @@ def test_a_race_through_the_file_system_is_a_model_gap(tmp_path: Path) -> None:
             cross_check=100,
         )
     assert "not PASS" in str(failed.value)
+
+
+def _overslept(state: dict[str, Any]) -> bool:
+    started = time.monotonic()
+    time.sleep(0.01)
+    return round(time.monotonic() - started, 6) > 0.01
+
+
+def test_a_clock_kept_exact_is_a_model_gap() -> None:
+    """The lab's runs keep a virtual clock, on which a 10 ms sleep takes exactly 10 ms; on real threads it always
+    takes a little longer: every schedule says False, every real run True."""
+    with pytest.raises(ExplorationFailed, match="MODEL GAP: real threads reached") as failed:
+        explore_code(setup=lambda _lab: {}, actors={"sleeper": _overslept}, cross_check=10)
+    assert "sleeper=True" in str(failed.value) and "in 10 of 10 runs" in str(failed.value)
 
 
 def _loaded(name: str) -> LoadedScenario:

@@ -251,6 +251,16 @@ class TestForgeries:
 
         _caught(self._audit(_forge(made[0], tmp_path, plain), checkout), CHECK, "is a cross-check its command (")
 
+    def test_an_unreadable_cross_check_is_not_called_missing(
+        self, checkout: Path, made: tuple[Path, Any], tmp_path: Path
+    ) -> None:
+        def garble(folder: Path) -> None:
+            (folder / CHECK).write_text("{not json", encoding="utf-8")
+
+        report = self._audit(_forge(made[0], tmp_path, garble), checkout)
+        reasons = [p.reason for p in report.problems if p.file == CHECK]
+        assert reasons and not any(reason.startswith("missing") for reason in reasons), report.problems
+
 
 class TestTheGrammar:
     def test_the_run_count_is_read_back_from_the_command(self) -> None:

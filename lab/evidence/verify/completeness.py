@@ -157,6 +157,7 @@ def check_contents(
         cross_check=request.cross_check,
         explorations=[rel for rel, _ in explored.records],
         checks=explored.cross_checks,
+        present=explored.cross_check_files,
         sources=sources,
         text=text,
         problems=problems,

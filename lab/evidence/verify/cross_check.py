@@ -119,13 +119,17 @@ def checked_verdicts(
 
 
 def check_summary_entry(
-    entry: Mapping[str, Any], check: tuple[str, Mapping[str, Any]] | None, problems: list[Problem]
+    entry: Mapping[str, Any],
+    check: tuple[str, Mapping[str, Any]] | None,
+    present: frozenset[str],
+    problems: list[Problem],
 ) -> None:
-    """``run.json``'s entry for one exploration says what its cross-check file (``check``, if any) says."""
+    """``run.json``'s entry for one exploration says what its cross-check file (``check``, if any) says;
+    ``present``: every cross-check file in the folder (one that could not be read is reported as such)."""
     listed = entry.get("cross_check")
     what = f"exploration {printable(str(entry['file']))}"
     if check is None:
-        if listed is not None:
+        if listed is not None and listed["file"] not in present:
             problems.append(Problem(printable(str(listed["file"])), f"missing: run.json's {what} lists it"))
         return
     rel, record = check
@@ -141,6 +145,7 @@ def check_cross_check_contents(
     cross_check: int,
     explorations: Sequence[str],
     checks: Sequence[tuple[str, Mapping[str, Any]]],
+    present: frozenset[str] = frozenset(),
     sources: Mapping[str, bytes] | None,
     text: str,
     problems: list[Problem],
@@ -157,7 +162,8 @@ def check_cross_check_contents(
     for rel in wanted:
         record = by_path.get(rel)
         if record is None:
-            problems.append(Problem(rel, f"missing: its command ({text}) cross-checks every exploration"))
+            if rel not in present:  # present but unreadable: reported as such
+                problems.append(Problem(rel, f"missing: its command ({text}) cross-checks every exploration"))
             continue
         source = sources.get(f"{SCENARIOS}{record['name']}.py") if sources is not None else None
         reason = declared_reason(source) if source is not None else None
@@ -175,7 +181,7 @@ def check_cross_check_contents(
             problems.append(
                 Problem(rel, f"made {shown(record['runs'])} real runs, but its command ({text}) asks {cross_check}")
             )
-    for rel in sorted(set(by_path) - set(wanted)):
+    for rel in sorted((set(by_path) | present) - set(wanted)):
         problems.append(Problem(rel, f"is a cross-check its command ({text}) does not make"))
 
 

@@ -67,6 +67,8 @@ class ExplorationEvidence:
     fails: bool | None = None
     cross_checks: tuple[tuple[str, Mapping[str, Any]], ...] = ()
     """The cross-check files that parsed (:mod:`lab.evidence.verify.cross_check`), by path."""
+    cross_check_files: frozenset[str] = frozenset()
+    """Every cross-check file present, whether it parsed or not."""
 
     @property
     def present(self) -> bool:
@@ -108,11 +110,12 @@ def check_exploration(
         else:
             _check_kill_matrix(kill, records, settings, problems)
     checks = check_cross_checks(reader, listing, dict(records), problems)
+    present = frozenset(rel for rel in listing if is_cross_check_file(rel))
     if run is not None:
         checked = checked_verdicts(checks, problems)
-        _check_summary(summary, files, dict(records), KILL_MATRIX in listing, kill, problems, checked)
+        _check_summary(summary, files, dict(records), KILL_MATRIX in listing, kill, problems, checked, present)
     fails = summary_fails(summary) if summary is not None else None
-    return ExplorationEvidence(tuple(records), kill, tuple(unusable), fails, checks)
+    return ExplorationEvidence(tuple(records), kill, tuple(unusable), fails, checks, present)
 
 
 def _summary(run: Mapping[str, Any] | None, problems: list[Problem]) -> Mapping[str, Any] | None:
@@ -336,6 +339,7 @@ def _check_summary(
     kill: Mapping[str, Any] | None,
     problems: list[Problem],
     checked: Mapping[str, tuple[str, Mapping[str, Any]]],
+    present: frozenset[str],
 ) -> None:
     if summary is None:
         for rel in [*files, *([KILL_MATRIX] if has_kill else []), *(rel for rel, _ in checked.values())]:
@@ -354,7 +358,7 @@ def _check_summary(
     for entry in entries:
         record = records.get(entry["file"])
         check = checked.get(entry["file"])
-        check_summary_entry(entry, check, problems)
+        check_summary_entry(entry, check, present, problems)
         if record is None:
             continue
         if check is not None:  # its verdict is the one after real threads checked it: FAIL on a MODEL GAP
