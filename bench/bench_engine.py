@@ -1,6 +1,6 @@
 """The engine's figures for issue 22 in one run: one table, each figure with its target and whether it is met.
 
-    python bench/bench_engine.py [--baseline PATH] [--seconds S] [--runs N]
+    python bench/bench_engine.py [--baseline PATH] [--seconds S] [--runs N] [--rounds R]
 
 Prints numbers; asserts nothing. It calls the single-purpose benches rather than repeating them:
 (a) ``bench_locks``: the correct check-then-act store on a plain ``threading.Lock`` and on the lab's lock, and the
@@ -8,12 +8,13 @@ lab's time to a verdict on the 4-worker store (plain lock, probe and line granul
 frontrun's exhaustive DPOR (:func:`bench.classic.peers.frontrun_store`), run in a subprocess of the peers venv:
 ``$LAB_PEERS_VENV``, else ``/work/bench-venv``; make it with ``python3 -m venv /work/bench-venv &&
 /work/bench-venv/bin/pip install -e . frontrun`` (frontrun is never a dependency of the lab; without the venv the
-rows say ``skip`` and a note says how to make it); (b) the N-request race
-(``bench/models/many_requests.py``): executions and classes for 2 / 3 / 4 requests; (c) ``bench_jobs``: ``--jobs 2``
-against ``--jobs 1`` on the 4-request race; (d) ``bench_recording``: a recorded run against an unrecorded one; (e)
-``bench_execution``: milliseconds per execution at probe and line granularity against a checkout of the commit the
-issue began at (``git worktree add /work/wt/base 40b88bd``), measured interleaved in the same run. Every ratio is
-against a baseline measured in this run; the machine is shared, so the load average is printed before and after.
+rows say ``skip`` and a note says how to make it); (b) the N-request race (``bench/models/many_requests.py``):
+executions and classes for 2 / 3 / 4 requests; (c) ``bench_jobs``: ``--jobs 2`` against ``--jobs 1`` on the
+4-request race, R rounds alternating, medians; (d) ``bench_recording``: a recorded run of the 2-request race against
+an unrecorded one; (e) ``bench_execution``: milliseconds per execution at probe and line granularity against a
+checkout of the commit the issue began at (``git worktree add /work/wt/base 40b88bd``), measured interleaved in the
+same run. Every ratio is against a baseline measured in this run; the machine is shared, so the load average is
+printed before and after.
 """
 
 from __future__ import annotations
@@ -134,19 +135,28 @@ def _race(rows: list[Row]) -> None:
         )
 
 
-def _jobs(rows: list[Row]) -> None:
-    """(c): one round of jobs=1 against jobs=2 on the 4-request race: wall ratio, the CPU bound, records."""
+def _jobs(rows: list[Row], rounds: int) -> str:
+    """(c): ``rounds`` rounds of jobs=1 against jobs=2 on the 4-request race, alternating: the median wall ratio, the
+    median CPU bound, whether every pair of records is identical; the note gives each round and the load."""
     loaded = bench_jobs._race(4)
     explore_scenario(loaded, granularity="probe", max_schedules=2)
-    alone, cpu, _, record_alone, _ = bench_jobs._once(loaded, "probe", 1)
-    shared, coordinator, workers, record_shared, _ = bench_jobs._once(loaded, "probe", 2)
+    ratios: list[float] = []
+    bounds: list[float] = []
+    same = True
     cores = min(2, os.cpu_count() or 1)
-    ratio, bound = alone / shared, cores * cpu / (coordinator + workers)
+    for _ in range(rounds):
+        alone, cpu, _, record_alone, _ = bench_jobs._once(loaded, "probe", 1)
+        shared, coordinator, workers, record_shared, _ = bench_jobs._once(loaded, "probe", 2)
+        ratios.append(alone / shared)
+        bounds.append(cores * cpu / (coordinator + workers))
+        same = same and record_alone == record_shared
+    ratio, bound = statistics.median(ratios), statistics.median(bounds)
     target = f">= {bench_jobs.TARGET}x"
     rows.append(("c jobs 2 wall speed-up", f"{ratio:.2f}x", target, "yes" if ratio >= bench_jobs.TARGET else "NO"))
     rows.append(("c jobs 2 CPU bound", f"{bound:.2f}x", target, "yes" if bound >= bench_jobs.TARGET else "NO"))
-    same = record_alone == record_shared
     rows.append(("c jobs 2 records", "identical" if same else "DIFFERENT", "identical", "yes" if same else "NO"))
+    each = ", ".join(f"{r:.2f}x" for r in ratios)
+    return f"(c) wall speed-up of each round: {each} (medians above; load {os.getloadavg()[0]:.2f} after them)"
 
 
 def _recording(rows: list[Row], runs: int) -> None:
@@ -190,15 +200,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", type=Path, default=Path("/work/wt/base"), help="checkout of 40b88bd")
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds per execution sample (default 2)")
     parser.add_argument("--runs", type=int, default=200, help="runs per recording round (default 200)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the --jobs comparison (default 3)")
     args = parser.parse_args(argv)
-    if args.seconds <= 0 or args.runs < 1:
-        print("error: --seconds must be positive and --runs at least 1", file=sys.stderr)
+    if args.seconds <= 0 or args.runs < 1 or args.rounds < 1:
+        print("error: --seconds must be positive, --runs and --rounds at least 1", file=sys.stderr)
         return 2
     load_before, begun = os.getloadavg(), time.perf_counter()
     rows: list[Row] = []
     notes = [_frontrun(rows, _locks(rows))]
     _race(rows)
-    _jobs(rows)
+    notes.append(_jobs(rows, args.rounds))
     _recording(rows, args.runs)
     notes.append(_execution(rows, args.baseline, args.seconds))
     load_after = os.getloadavg()
