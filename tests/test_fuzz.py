@@ -135,12 +135,15 @@ def test_an_open_finding_still_differs(name: str) -> None:
     check(found)
 
 
-def test_the_open_findings_steps_are_left_out_of_the_generated_programs() -> None:
+def test_steps_left_out_are_never_drawn() -> None:
+    """What keeps an open finding's steps out of the generated programs (``exclude``), on steps drawn often."""
+    left_out = frozenset({"read_x", "write_x", "sleep", "append"}) | KNOWN
+
     @seed(7)
-    @settings(max_examples=200, **SETTINGS)  # type: ignore[arg-type]
-    @given(programs("line", exclude=KNOWN))
+    @settings(max_examples=100, **SETTINGS)  # type: ignore[arg-type]
+    @given(programs("line", exclude=left_out))
     def run(program: Program) -> None:
-        assert not program.kinds() & KNOWN
+        assert not program.kinds() & left_out
 
     run()
 
