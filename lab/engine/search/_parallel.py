@@ -1,8 +1,9 @@
 """All cores, one answer: workers explore whole subtrees and steal more; the coordinator hands out and tallies.
 
 The coordinator runs no schedule. It gives the whole tree to one worker (:mod:`lab.engine.search._work_worker`) and,
-whenever a worker is idle, asks a busy one to split: the busy worker gives away the shallowest branch its search has
-planned but not begun (the one it would reach last, so usually the largest), and the idle one explores that subtree.
+whenever a worker is idle, asks a busy one to split: the busy worker gives away a branch at the shallowest decision
+where its search has planned one but not begun it (the next of them there: its inputs change least before the owner
+reaches it), and the idle one explores that subtree.
 A worker that reaches a branch it gave away waits for that subtree's result and, meanwhile, takes part of that
 subtree in turn (leapfrogging: what a worker takes while it waits lies inside what it waits for, so no two workers
 ever wait for each other).
