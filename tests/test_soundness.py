@@ -127,6 +127,7 @@ RACY_TWINS: dict[str, str] = {
     "exec_shared": "exec_shared_locked",
     "eval_global": "eval_global_locked",
     "singledispatch_registry": "singledispatch_registry_locked",
+    "getter_outside": "getter_outside_locked",
 }
 """Each racy program and its correct twin (the same program under one lab lock, or with the race removed)."""
 

@@ -16,6 +16,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from lab.engine.core._footprint import ANY_KEY, EVERYTHING
+from lab.engine.record._unknown import reach_entries
 from lab.engine.record._values import IMMUTABLE_TYPE, instance_dict
 
 if TYPE_CHECKING:
@@ -222,13 +223,14 @@ def read_through(
     """``obj.name`` read through ``classes`` (and ``obj``'s own attribute unless not ``own``): one operation,
     so its reads are one scheduling point (instruction granularity) right before the lookup, and a store to any
     of them is ordered before or after the whole lookup, as it happens. ``opaque``: an object that a getter the
-    lab cannot see may change whole; ``stores``: an object whose ``name`` the lookup writes."""
+    lab cannot see may change, with everything it reaches; ``stores``: an object whose ``name`` the lookup
+    writes."""
     things = run._things
     entries = [(things.get(id(klass)) or "obj:" + run.label(klass), name, "r") for klass in classes]
     if own:
         entries.append((things.get(id(obj)) or "obj:" + run.label(obj), name, "r"))
-    if opaque is not None:
-        entries.append((things.get(id(opaque)) or "obj:" + run.label(opaque), ANY_KEY, "w"))
+    if opaque is not None:  # a getter the lab cannot see: it may change whatever the object reaches
+        entries.extend(reach_entries(run, [(opaque, things.get(id(opaque), "obj:")[4:])]))
     if stores is not None:
         entries.append((things.get(id(stores)) or "obj:" + run.label(stores), name, "w"))
     run.scheduler.access_all(entries, where, schedule=run.schedules)

@@ -24,6 +24,11 @@ class Holder:
     def __init__(self) -> None:
         self.store = Store()
 
+    @property
+    def count(self) -> int:
+        """How many items the store holds: a getter the lab does not rewrite, reading two attributes deeper."""
+        return len(self.store.items)
+
 
 def add(holder: Holder, item: int) -> None:
     """Append ``item`` to the holder's store: a write the caller's footprint reaches only through what it holds."""
