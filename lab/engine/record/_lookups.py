@@ -15,7 +15,7 @@ import functools
 import types
 from typing import TYPE_CHECKING, Any
 
-from lab.engine.core._footprint import ANY_KEY, EVERYTHING
+from lab.engine.core._footprint import EVERYTHING
 from lab.engine.record._unknown import reach_entries
 from lab.engine.record._values import IMMUTABLE_TYPE, instance_dict
 
