@@ -128,6 +128,7 @@ RACY_TWINS: dict[str, str] = {
     "eval_global": "eval_global_locked",
     "singledispatch_registry": "singledispatch_registry_locked",
     "getter_outside": "getter_outside_locked",
+    "barrier_waiting": "barrier_waiting_after",
 }
 """Each racy program and its correct twin (the same program under one lab lock, or with the race removed)."""
 
