@@ -100,8 +100,8 @@ class TestInterrupted:
     def test_ctrl_c_during_a_run_is_exit_130_and_an_unfinished_folder(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     ) -> None:
-        """One line, exit 130; the folder holds started.json, and audit.py calls it an unfinished run (it used to
-        say "not an evidence folder")."""
+        """One line, exit 130; the folder holds started.json and the sources read before any scenario ran, and
+        audit.py calls it an unfinished run (it used to say "not an evidence folder")."""
 
         def interrupted(*args: Any, **kwargs: Any) -> Any:
             raise KeyboardInterrupt
@@ -110,7 +110,7 @@ class TestInterrupted:
         folder = tmp_path / "ev"
         assert _run(["--out", str(folder), "--scenario", SCENARIO]) == 130
         _one_line(capsys.readouterr().err, f"run.py: interrupted; {folder} is left unfinished")
-        assert [p.name for p in folder.iterdir()] == ["started.json"]
+        assert sorted(p.name for p in folder.iterdir()) == ["sources", "sources.json", "started.json"]
         code, out = _audit(str(folder))
         assert code == 1
         assert "PROBLEM SHA256SUMS: missing: the run did not finish writing this folder" in out
@@ -136,7 +136,7 @@ class TestCannotWrite:
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     ) -> None:
         """ENOSPC while writing: exit 3, one line naming the file; the folder audits as unfinished."""
-        import lab.evidence.write.writer as writer
+        import lab.evidence.write.files as writer
 
         real_open = open
 

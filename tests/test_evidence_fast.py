@@ -4,6 +4,7 @@ while it writes (used only if it is the very child the audit would start)."""
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import os
@@ -19,14 +20,13 @@ import pytest
 from rich.console import Console
 
 import lab.evidence.reexecute.child as child
-import importlib
 from lab.evidence.reexecute.child import Code, Running, start_child
 from lab.evidence.reexecute.forked import MTIME_MARGIN_NS, unchanged_since
-
-rerun_module = importlib.import_module("lab.evidence.reexecute.rerun")
 from lab.evidence.reexecute.rerun import CHECKOUT, Expected, rerun
 from lab.evidence.verify import audit
 from tests.evidence_checkout import FROZEN, frozen_checkout, run
+
+rerun_module = importlib.import_module("lab.evidence.reexecute.rerun")
 
 SCENARIO = "out_of_order_commit"
 

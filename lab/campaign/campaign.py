@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from operator import attrgetter
 from pathlib import Path
 
 from lab.campaign.exploring import Item, Plan, plan, select
@@ -22,14 +21,15 @@ from lab.campaign.interface import (
 )
 from lab.engine.core import Granularity
 from lab.errors import UsageError
+from lab.evidence.records import sources as source_files
 from lab.evidence.records.layout import STARTED, SUMS
 from lab.evidence.records.signing import check_signing_key
 from lab.evidence.records.sources import source_root
 from lab.evidence.reexecute.isolation import Job, run_files
-from lab.evidence.write.writer import create_evidence_folder, write_evidence
+from lab.evidence.write import OpenFolder, create_evidence_folder, write_evidence
 from lab.scenarios.exploring import ScenarioExploration, replay_scenario
 from lab.scenarios.kill_matrix import KillMatrix
-from lab.scenarios.loader import BrokenScenario, LoadedScenario, discover, load_all
+from lab.scenarios.loader import BrokenScenario, LoadedScenario, load_all
 from lab.scenarios.pinning import save_counterexample
 from lab.scenarios.runner import ScenarioResult
 from lab.scenarios.template import check_new_name, write_template
@@ -121,26 +121,39 @@ class Campaign:
         refuse_out(out, root=self.root, scenarios=self.scenarios)
         with source_root(self.root, self.scenarios) as root:
             folder = root / "scenarios"
-            paths = select(discover(folder), names, attrgetter("stem"))
+            archived = source_files.collect(root)  # read and hashed once, before anything runs: what is archived
+            texts = {file.path: file.data for file in archived}
+            listed = source_files.scenario_files(texts, source_files.archived_helpers(texts, texts.get))
+            chosen_names = select(listed, names, str)
             chosen = plan(folder, names, explore) if explore is not None else Plan()
             started = datetime.now(UTC)
             created_folder = create_evidence_folder(out, started=started)
             if created is not None:
                 created(created_folder)
+            opened = OpenFolder(created_folder, root)
+            opened.sources(archived)
             finished: list[int] = []
 
             def scenario_done(_: int, outcome: ScenarioResult | BrokenScenario) -> None:
+                if isinstance(outcome, ScenarioResult):
+                    opened.result(outcome)  # on disk now: a run killed later still leaves it
                 finished.append(1)
-                listener.scenario_done(outcome, len(finished), len(paths))
+                listener.scenario_done(outcome, len(finished), len(chosen_names))
 
-            outcomes = run_files([Job(path, watchdog) for path in paths], on_done=scenario_done)
-            results = tuple(o for o in outcomes if isinstance(o, ScenarioResult))
-            broken = tuple(o for o in outcomes if isinstance(o, BrokenScenario))
-            explorations: list[ScenarioExploration] = []
-            matrix: KillMatrix | None = None
-            counterexamples: list[ScenarioExploration] = []
-            if explore is not None:
-                explorations, matrix, counterexamples = explore_plan(chosen, explore, listener)
+            with source_files.snapshot(archived) as copy:  # the workers load the bytes read, not the checkout
+                jobs = [
+                    Job(copy / "scenarios" / f"{name}.py", watchdog, shown=folder / f"{name}.py")
+                    for name in chosen_names
+                ]
+                outcomes = run_files(jobs, on_done=scenario_done)
+                results = tuple(o for o in outcomes if isinstance(o, ScenarioResult))
+                broken = tuple(o for o in outcomes if isinstance(o, BrokenScenario))
+                explorations: list[ScenarioExploration] = []
+                matrix: KillMatrix | None = None
+                counterexamples: list[ScenarioExploration] = []
+                if explore is not None:
+                    explorations, matrix, counterexamples = explore_plan(chosen, explore, listener)
+                changed = source_files.changed_during(archived, root, copy)
             audit = write_evidence(
                 created_folder,
                 results,
@@ -153,6 +166,8 @@ class Campaign:
                 kill_matrix=matrix,
                 explore_settings=explore.record() if explore is not None else None,
                 sign_with=sign,
+                opened=opened,
+                sources_changed=changed,
             )
         return RunOutcome(
             created_folder,

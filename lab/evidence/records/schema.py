@@ -158,6 +158,11 @@ RUN_FIELDS: Mapping[str, Rule] = {
 RUN_OPTIONAL: Mapping[str, Rule] = {
     # its fields are checked, with the exploration records, by lab.evidence.verify.explore_checks
     "exploration": ((lambda v: v is None or isinstance(v, dict)), "null or the exploration summary"),
+    # written only when the sources changed while the run went on; every audit names each line as a problem
+    "sources_changed": (
+        lambda v: isinstance(v, list) and bool(v) and all(isinstance(line, str) for line in v),
+        "a list of lines, one per source file that changed during the run",
+    ),
 }
 
 SOURCES_FIELDS: Mapping[str, Rule] = {

@@ -22,7 +22,7 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -144,6 +144,41 @@ def scenario_files(archived: Iterable[str], helpers: Collection[str] = frozenset
         and not path.startswith(SCENARIOS + "_")
         and path[len(SCENARIOS) : -len(".py")] not in helpers
     )
+
+
+@contextlib.contextmanager
+def snapshot(files: Sequence[SourceFile], package: str = "scenarios") -> Iterator[Path]:
+    """A private folder holding the files of ``package`` among ``files`` (its ``*.py``, at any depth), with the
+    bytes as they were read, for as long as the ``with`` block lasts: what a run's workers load, so that the
+    archived copy is what ran, whatever happens to the checkout meanwhile (see :func:`changed_during`)."""
+    with tempfile.TemporaryDirectory(prefix="lab-run-") as scratch:
+        root = Path(scratch)
+        (root / package).mkdir()
+        for file in files:
+            if file.path.startswith(package + "/"):
+                target = root / file.path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(file.data)
+        yield root
+
+
+def changed_during(files: Sequence[SourceFile], root: Path, copy: Path | None = None) -> list[str]:
+    """How the behaviour files differ from ``files`` (read when the run began): those of ``root`` now, changed,
+    added or removed, and those of the run's own ``copy`` (:func:`snapshot`) changed; one line each, sorted."""
+    then = digests(files)
+    now = {path: source_digest(data) for path, data in _read(root, behaviour_paths(root))}
+    found = [f"{path} changed in the checkout" for path in then.keys() & now.keys() if then[path] != now[path]]
+    found += [f"{path} was added to the checkout" for path in now.keys() - then.keys()]
+    found += [f"{path} was removed from the checkout" for path in then.keys() - now.keys()]
+    if copy is not None:
+        ran = {path: source_digest(data) for path, data in _read(copy, behaviour_paths(copy))}
+        kept = {path: digest for path, digest in then.items() if path.startswith(SCENARIOS)}
+        found += [
+            f"{path} changed in the run's own copy, which the scenarios ran from"
+            for path in kept.keys() | ran.keys()
+            if kept.get(path) != ran.get(path)
+        ]
+    return sorted(found)
 
 
 def is_checkout(root: Path) -> bool:

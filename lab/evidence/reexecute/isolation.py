@@ -77,6 +77,15 @@ class Job:
     describe: bool = False
     """Only load the file and say what it declares (:class:`~lab.evidence.records.plan.ScenarioFacts`): run
     nothing."""
+    shown: Path | None = None
+    """The file the outcome names, when ``path`` is a copy of it (the run's own copy of the scenario folder, which
+    the workers load): every mention of the copy's folder in the worker's report names this file's folder instead,
+    so nothing recorded depends on where the copy was made."""
+
+    @property
+    def named(self) -> Path:
+        """The path the outcome names: :attr:`shown`, or ``path``."""
+        return self.shown if self.shown is not None else self.path
 
     def options(self) -> dict[str, Any]:
         """The keyword arguments of ``run_scenario``: the variant and granularity only when given."""
@@ -118,7 +127,7 @@ def run_files(
 
     found = []
     for job, ran in zip(jobs, run_jobs(jobs, parallel=parallel, on_done=done), strict=True):
-        found.append(ran.outcome if ran.outcome is not None else BrokenScenario(job.path.stem, job.path, "not run"))
+        found.append(ran.outcome if ran.outcome is not None else BrokenScenario(job.path.stem, job.named, "not run"))
     return found
 
 
@@ -298,15 +307,24 @@ class _Worker:
         if reason is None and not self.report:
             reason = _exit_reason(status)
         if reason:
-            return Ran(_errored(self.job.path, reason), None)
+            return Ran(_errored(self.job.named, reason), None)
         try:
-            report = json.loads(bytes(self.report), parse_constant=refuse_constant)
+            report = json.loads(_as_shown(bytes(self.report), self.job), parse_constant=refuse_constant)
             facts = _facts(report.get("facts"))
             if self.job.describe and "broken" not in report:
                 return Ran(None, facts)
-            return Ran(_decode(self.job.path, report), facts)
+            return Ran(_decode(self.job.named, report), facts)
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
-            return Ran(_errored(self.job.path, "its worker reported a result that cannot be read"), None)
+            return Ran(_errored(self.job.named, "its worker reported a result that cannot be read"), None)
+
+
+def _as_shown(report: bytes, job: Job) -> bytes:
+    """The worker's report, naming the folder of :attr:`Job.shown` wherever it names the folder of the copy it
+    loaded (its tracebacks above all), as JSON writes both."""
+    if job.shown is None:
+        return report
+    copy, shown = (json.dumps(str(path.parent) + os.sep)[1:-1].encode() for path in (job.path, job.shown))
+    return report.replace(copy, shown)
 
 
 def _worker(job: Job, report_w: int, output_w: int) -> None:

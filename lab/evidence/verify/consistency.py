@@ -208,6 +208,8 @@ def _check_run(
     *,
     explore_fails: bool | None,
 ) -> None:
+    for line in run.get("sources_changed", ()):  # the run's own word: what ran is the archive, but not the checkout
+        problems.append(Problem(RUN, f"the sources changed while the run went on: {printable(line)}"))
     listed, folders = run["scenarios"], set(_scenario_folders(listing))
     if run["scenario_count"] != len(listed):
         problems.append(

@@ -6,9 +6,11 @@ runner, and the folder is audited (:func:`lab.evidence.verify.audit`) before its
 
 from __future__ import annotations
 
-from lab.evidence.write.writer import WriteError, create_evidence_folder, write_evidence
+from lab.evidence.write.files import OpenFolder, WriteError
+from lab.evidence.write.writer import create_evidence_folder, write_evidence
 
 __all__ = [
+    "OpenFolder",
     "WriteError",
     "create_evidence_folder",
     "write_evidence",

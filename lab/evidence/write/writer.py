@@ -9,7 +9,7 @@ tells the auditor the folder is one even when the run was interrupted before any
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,7 +17,7 @@ from typing import Any
 
 from lab import __version__
 from lab.engine.core import encode_trace
-from lab.errors import EvidenceError, UsageError
+from lab.errors import UsageError
 from lab.evidence.records import sources as source_files
 from lab.evidence.records.exploration import ExplorationFiles, plan_exploration
 from lab.evidence.records.findings import AuditReport
@@ -35,14 +35,12 @@ from lab.evidence.records.layout import (
     source_path,
     trace_path,
 )
-from lab.evidence.records.loading import JSON_CAP
 from lab.evidence.records.manifest import format_sums
 from lab.evidence.records.records import (
     dump_json,
     request_lines,
     result_record,
     run_record,
-    sha256,
     started_record,
 )
 from lab.evidence.records.signing import sign
@@ -51,17 +49,12 @@ from lab.evidence.reexecute.reexplore import ExpectedExploration
 from lab.evidence.reexecute.rerun import CHECKOUT, expected_of, prestart
 from lab.evidence.report.documents import Explored, render_documents
 from lab.evidence.verify.auditor import audit
+from lab.evidence.write.files import Files, OpenFolder, WriteError
 from lab.evidence.write.provenance import git_state
 from lab.scenarios.exploring import ScenarioExploration
 from lab.scenarios.kill_matrix import KillMatrix
 from lab.scenarios.loader import BrokenScenario
 from lab.scenarios.runner import ScenarioResult
-
-
-class WriteError(EvidenceError):
-    """Raised when the evidence cannot be written (a full disk, a file that appeared in the folder during the run,
-    a permission): ``str()`` is one line naming the file; the folder is left without ``SHA256SUMS``, so every
-    audit calls it a run that did not finish."""
 
 
 def create_evidence_folder(path: Path, *, started: datetime | None = None) -> Path:
@@ -87,7 +80,7 @@ def create_evidence_folder(path: Path, *, started: datetime | None = None) -> Pa
         raise UsageError(f"{path} was created by someone else just now; choose another name") from None
     except OSError as error:
         raise UsageError(f"cannot create {path}: {error.strerror}") from None
-    _Files(path).write(STARTED, dump_json(started_record(started or datetime.now(UTC))))
+    Files(path).write(STARTED, dump_json(started_record(started or datetime.now(UTC))))
     return path
 
 
@@ -104,6 +97,8 @@ def write_evidence(
     kill_matrix: KillMatrix | None = None,
     explore_settings: Mapping[str, Any] | None = None,
     sign_with: Path | None = None,
+    opened: OpenFolder | None = None,
+    sources_changed: Sequence[str] = (),
 ) -> AuditReport:
     """Write the whole evidence folder into the empty ``folder``, audit it (re-executing it), and return the audit.
 
@@ -115,21 +110,30 @@ def write_evidence(
     each exploration must be of a scenario in ``results``. Anything that cannot be recorded raises :class:`UsageError`
     before a file is written. ``sign_with``: a private key file; ``SHA256SUMS.sig`` is then written last
     (:mod:`lab.evidence.records.signing`), or :class:`~lab.evidence.records.signing.SigningError` raised.
+    ``opened``: the folder as the run wrote it so far (its sources and the results of the scenarios that finished,
+    :class:`~lab.evidence.write.files.OpenFolder`); only the rest is written. ``sources_changed``: how the sources
+    changed while the run went on (:func:`~lab.evidence.records.sources.changed_during`), recorded in ``run.json``,
+    where every audit names it as a problem.
     """
     _check_names(results)
     explored = plan_exploration(results, explorations, kill_matrix, explore_settings)
     git = git_state(root, exclude=folder)
-    out = _Files(folder)
+    out = opened.files if opened is not None else Files(folder)
     out.adopt(STARTED, lambda: dump_json(started_record(started)))
-    archived = source_files.collect(root)
+    written = opened.archived if opened is not None else None
+    archived = written if written is not None else source_files.collect(root)
+    done = opened.results if opened is not None else set()
     made = [_Made(result, encode_trace(result.trace), request_lines(result.requests)) for result in results]
     records = [result_record(item.result, item.trace, item.requests, root=root) for item in made]
     pending = _prestart(root, made, records, explored, archived, explore=explore_settings is not None)
     try:
-        for file in archived:
-            out.write(source_path(file.path), file.data)
-        out.write(SOURCES_JSON, dump_json(source_files.document(archived)))
+        if written is None:
+            for file in archived:
+                out.write(source_path(file.path), file.data)
+            out.write(SOURCES_JSON, dump_json(source_files.document(archived)))
         for item, record in zip(made, records, strict=True):
+            if item.result.name in done:
+                continue  # written when it finished
             out.write(trace_path(item.result.name), item.trace)
             if item.result.requests:
                 out.write(requests_path(item.result.name), item.requests)
@@ -150,6 +154,8 @@ def write_evidence(
             git=git,
             exploration=explored.summary,
         )
+        if sources_changed:
+            run["sources_changed"] = list(sources_changed)
         out.write(RUN, dump_json(run))
         summary = explored.summary
         shown = Explored(summary["settings"], explored.records, explored.kill_matrix) if summary is not None else None
@@ -214,45 +220,4 @@ def _check_names(results: Sequence[ScenarioResult]) -> None:
         raise UsageError("two results have the same scenario name; run each scenario once per evidence folder")
 
 
-class _Files:
-    """Creates files under one folder, never overwriting, and remembers each file's SHA-256.
-
-    Any failure to write is a :class:`WriteError` naming the file, in one line.
-    """
-
-    def __init__(self, folder: Path) -> None:
-        self._folder = folder
-        self._made: set[str] = set()
-        self.digests: dict[str, str] = {}
-
-    def write(self, rel: str, data: bytes, *, record: bool = True) -> None:
-        parts = rel.split("/")
-        try:
-            for depth in range(1, len(parts)):
-                sub = "/".join(parts[:depth])
-                if sub not in self._made:
-                    os.mkdir(self._folder / sub)
-                    self._made.add(sub)
-            with open(self._folder / rel, "xb") as handle:
-                handle.write(data)
-        except FileExistsError:
-            raise WriteError(
-                f"cannot write {self._folder / rel}: it already exists, though this run did not write "
-                f"it (something else wrote into the folder during the run)"
-            ) from None
-        except OSError as error:
-            raise WriteError(f"cannot write {self._folder / rel}: {error.strerror or error}") from None
-        if record:
-            self.digests[rel] = sha256(data)
-
-    def adopt(self, rel: str, make: Callable[[], bytes]) -> None:
-        """Record the digest of ``rel``, written before this object existed, or write it now with ``make()``."""
-        try:
-            with open(self._folder / rel, "rb") as handle:
-                data = handle.read(JSON_CAP + 1)
-        except FileNotFoundError:
-            self.write(rel, make())
-            return
-        except OSError as error:
-            raise WriteError(f"cannot read {self._folder / rel}: {error.strerror or error}") from None
-        self.digests[rel] = sha256(data)
+__all__ = ["OpenFolder", "WriteError", "create_evidence_folder", "write_evidence"]

@@ -1,0 +1,98 @@
+"""What a run ran is what it archived, and a killed run leaves what finished (issue 23, point 2): the sources are
+read and hashed once before any scenario runs, the workers load those bytes (the run's own copy), a change in the
+checkout or in that copy during the run is a problem named in the folder, and each result reaches the disk as its
+scenario finishes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.evidence_checkout import FROZEN
+
+LESSON = (FROZEN / "scenarios" / "out_of_order_commit.py").read_text(encoding="utf-8")
+
+
+def _checkout(tmp_path: Path, scenarios: dict[str, str]) -> Path:
+    """A copy of the frozen checkout holding only ``scenarios`` (name -> source) in its scenario folder."""
+    root = Path(shutil.copytree(FROZEN, tmp_path / "checkout", ignore=shutil.ignore_patterns("scenarios")))
+    (root / "scenarios").mkdir()
+    for name, text in scenarios.items():
+        (root / "scenarios" / f"{name}.py").write_text(text, encoding="utf-8")
+    return root
+
+
+def _python(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *args], cwd=root, capture_output=True, text=True, timeout=180, check=False)
+
+
+def _run(root: Path, out: Path, *names: str) -> subprocess.CompletedProcess[str]:
+    words = [word for name in names for word in ("--scenario", name)]
+    return _python(root, str(root / "run.py"), "--out", str(out), *words)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_a_scenario_rewriting_another_in_the_checkout_changes_neither_its_run_nor_its_archive(
+    tmp_path: Path,
+) -> None:
+    """The attack of issue 23: a scenario that rewrites another's file in the checkout made that one BROKEN, and
+    the rewritten bytes were archived. Now the victim runs from the bytes read before anything ran, those are
+    archived, and the change is named in run.json and by every audit."""
+    victim = tmp_path / "checkout" / "scenarios" / "b_victim.py"
+    attacker = f"import pathlib\npathlib.Path({str(victim)!r}).write_text('this is not python(')\n" + LESSON
+    root = _checkout(tmp_path, {"a_attacker": attacker, "b_victim": LESSON})
+    out = tmp_path / "ev"
+    done = _run(root, out, "a_attacker", "b_victim")
+    assert done.returncode == 1, done.stdout + done.stderr  # the self-audit names the change
+    result = json.loads((out / "scenarios" / "b_victim" / "result.json").read_text(encoding="utf-8"))
+    assert result["verdict"] == "PASS"
+    assert (out / "sources" / "scenarios" / "b_victim.py").read_text(encoding="utf-8") == LESSON
+    run = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert run["sources_changed"] == ["scenarios/b_victim.py changed in the checkout"]
+    audited = _python(root, str(root / "audit.py"), str(out), "--no-rerun")
+    assert audited.returncode == 1
+    assert "the sources changed while the run went on: scenarios/b_victim.py changed in the checkout" in " ".join(
+        audited.stdout.split()
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_a_scenario_rewriting_the_runs_own_copy_is_named(tmp_path: Path) -> None:
+    """A scenario may find the run's own copy (its ``__file__``) and rewrite a sibling there: that is named too."""
+    attacker = (
+        "import pathlib\n(pathlib.Path(__file__).parent / 'b_victim.py').write_text('this is not python(')\n" + LESSON
+    )
+    root = _checkout(tmp_path, {"a_attacker": attacker, "b_victim": LESSON})
+    out = tmp_path / "ev"
+    done = _run(root, out, "a_attacker", "b_victim")
+    assert done.returncode == 1, done.stdout + done.stderr
+    run = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert run["sources_changed"] == [
+        "scenarios/b_victim.py changed in the run's own copy, which the scenarios ran from"
+    ]
+    assert (out / "sources" / "scenarios" / "b_victim.py").read_text(encoding="utf-8") == LESSON
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_a_killed_parent_leaves_every_finished_result(tmp_path: Path) -> None:
+    """A scenario whose import kills its parent left only started.json. Now the sources and each result written
+    before the kill are in the folder, which every audit calls unfinished."""
+    killer = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n" + LESSON
+    root = _checkout(tmp_path, {"a_first": LESSON, "b_second": LESSON, "z_killer": killer})
+    out = tmp_path / "ev"
+    done = _run(root, out, "a_first", "b_second", "z_killer")
+    assert done.returncode == -9
+    assert not (out / "SHA256SUMS").exists() and (out / "started.json").is_file()
+    assert (out / "sources.json").is_file() and (out / "sources" / "scenarios" / "z_killer.py").is_file()
+    finished = sorted(p.parent.name for p in (out / "scenarios").glob("*/result.json"))
+    assert finished and set(finished) <= {"a_first", "b_second"}  # the killer started once a slot was free
+    audited = _python(root, str(root / "audit.py"), str(out))
+    assert audited.returncode == 1 and "UNFINISHED" in audited.stdout
