@@ -290,9 +290,22 @@ class ModuleRuntime(NameRuntime):
             inert = INERT_OF
         else:
             return recorded_call(self, run, line, kind, f, args, kwargs)
-        if all(map(inert, map(type, args))) and (not kwargs or all(map(inert, map(type, kwargs.values())))):
-            # a built-in that reads (handed only numbers, strings, enum members and classes), or a built-in's
-            # method (those, but classes, and its receiver too): it touches nothing the lab records
-            # (``isinstance(text, str)``, ``text.encode()``); what recorded_call finds out value by value, said here
+        # a built-in that reads (handed only numbers, strings, enum members and classes), or a built-in's method
+        # (those, but classes, and its receiver too): it touches nothing the lab records (``isinstance(text, str)``,
+        # ``text.encode()``); what recorded_call finds out value by value, said here -- the commonest shapes (no
+        # argument, one, two) without building an iterator
+        if not kwargs:
+            count = len(args)
+            if count == 0:
+                return f()
+            if count == 1:
+                if inert(type(args[0])):
+                    return f(*args)
+            elif count == 2:
+                if inert(type(args[0])) and inert(type(args[1])):
+                    return f(*args)
+            elif all(map(inert, map(type, args))):
+                return f(*args)
+        elif all(map(inert, map(type, args))) and all(map(inert, map(type, kwargs.values()))):
             return f(*args, **kwargs)
         return recorded_call(self, run, line, kind, f, args, kwargs)
