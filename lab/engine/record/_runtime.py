@@ -53,6 +53,7 @@ from lab.engine.record._runtime_names import NameRuntime
 from lab.engine.record._values import IMMUTABLE_TYPE, INPLACE, instance_dict, key_of
 
 _TRANSPARENT, _READS, _OPAQUE = Kind.TRANSPARENT, Kind.READS, Kind.OPAQUE
+_PLAIN = frozenset({dict, list})  # subscripted by their own C slots: no call of code the lab cannot see
 
 
 class ModuleRuntime(NameRuntime):
@@ -173,7 +174,7 @@ class ModuleRuntime(NameRuntime):
         ``key``."""
         run = self._recording()
         if run is not None and not IMMUTABLE_TYPE[type(obj)]:
-            if type(obj) is not dict and charged_subscript(run, obj, key, "__delitem__", self._file, line):
+            if type(obj) not in _PLAIN and charged_subscript(run, obj, key, "__delitem__", self._file, line):
                 return key
             part = ANY_KEY if type(obj) is list else key_of(obj, key, run)
             run.access(obj, part, "w", (self._file, line))
@@ -183,7 +184,7 @@ class ModuleRuntime(NameRuntime):
         """Before ``obj[key] = ...`` or ``del obj[key]``: writes that key. Returns ``key``."""
         run = self._recording()
         if run is not None and not IMMUTABLE_TYPE[type(obj)]:
-            if type(obj) is not dict and charged_subscript(run, obj, key, "__setitem__", self._file, line):
+            if type(obj) not in _PLAIN and charged_subscript(run, obj, key, "__setitem__", self._file, line):
                 return key
             run.access(obj, key_of(obj, key, run), "w", (self._file, line))
         return key
