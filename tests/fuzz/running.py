@@ -73,7 +73,9 @@ class Comparison:
             f"{len(self.reduced.outcomes)} in {self.reduced.schedules}",
             *(f"  only naive reached: {key}" for key in sorted(self.missing)),
             *(f"  only reduced reached: {key}" for key in sorted(self.extra)),
-            f"the program (a scenario file; lab explore --granularity {self.granularity} FILE, from the checkout):",
+            "the program, a scenario file: save it as DIR/fuzzed.py and, from the checkout, run",
+            f"  PYTHONPATH=. .venv/bin/lab explore --scenarios DIR --scenario fuzzed --granularity {self.granularity}"
+            " --out OUT",
             self.text,
         ]
         return "\n".join(lines)
