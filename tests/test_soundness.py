@@ -129,6 +129,12 @@ RACY_TWINS: dict[str, str] = {
     "singledispatch_registry": "singledispatch_registry_locked",
     "getter_outside": "getter_outside_locked",
     "barrier_waiting": "barrier_waiting_after",
+    "sleep_then_write": "sleep_then_write_ordered",
+    "asyncio_sleep": "asyncio_sleep_locked",
+    "busy_wait": "busy_wait_locked",
+    "thread_local_id": "thread_local_id_locked",
+    "context_var_id": "context_var_id_locked",
+    "logging_handlers": "logging_handler_shared",
 }
 """Each racy program and its correct twin (the same program under one lab lock, or with the race removed)."""
 

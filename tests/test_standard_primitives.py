@@ -517,17 +517,36 @@ class TestVirtualTime:
         assert result.verdict is Verdict.PASS
         assert "a wake clock (clock=3600.0)" in _ops(result)
 
-    def test_the_clock_is_handed_out_by_the_context_manager(self) -> None:
-        """The context manager yields the run's virtual clock."""
-        scheduler = Scheduler(watchdog_seconds=5)
+    @pytest.mark.parametrize(
+        ("switch", "seconds", "wakes"),
+        [
+            (True, 2.5, [1.0, 2.5]),  # b begins its sleep before a wakes: the two overlap, earliest wake-up first
+            (False, 3.5, [2.5, 3.5]),  # a wakes first: b was kept off the processor while a slept, and began late
+        ],
+    )
+    def test_the_clock_is_handed_out_by_the_context_manager(
+        self, switch: bool, seconds: float, wakes: list[float]
+    ) -> None:
+        """The context manager yields the run's virtual clock; a sleep orders nothing, so where it ends depends
+        on the schedule, and the clock only moves on to the earliest wake-up pending."""
+
+        class Switch:
+            """Another actor than the one running, when one can go on (else the running one)."""
+
+            def choose(self, point: DecisionPoint) -> str:
+                others = [name for name in point.runnable if name != point.current]
+                if switch and others:
+                    return others[0]
+                return point.current if point.current in point.runnable else point.runnable[0]
+
+        scheduler = Scheduler(watchdog_seconds=5, policy=Switch())
         with scheduler_aware_primitives(scheduler) as clock:
             scheduler.add_actor("a", lambda: time.sleep(2.5))
             scheduler.add_actor("b", lambda: time.sleep(1))
             run = scheduler.run()
         assert run.status is RunStatus.FINISHED
-        assert clock.seconds == 2.5  # the two sleeps overlap in virtual time, as they would in real time
-        wakes = [event.detail["clock"] for event in run.trace if event.op == "wake"]
-        assert wakes == [2.5, 2.5]  # each sleeper saw at least its own duration pass
+        assert clock.seconds == seconds
+        assert sorted(event.detail["clock"] for event in run.trace if event.op == "wake") == wakes
 
     @pytest.mark.parametrize(
         ("wait", "expected"),

@@ -61,6 +61,8 @@ class Kept:
     """The objects whose type gives them a ``__dict__`` slot..."""
     dicts: tuple[object, ...]
     """... and what reading it gave (``None`` for nothing, or no dict): the same objects keep the same labels."""
+    per_thread: dict[int, str]
+    """The labels of thread-locals and context variables, whose shares are each actor's (``Recording._share``)."""
 
 
 @dataclass

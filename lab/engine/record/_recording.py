@@ -8,6 +8,8 @@ through :meth:`Recording.access` or :meth:`Recording.note`, or their inline copi
 
 from __future__ import annotations
 
+import _thread
+import contextvars
 import functools
 import operator
 import types
@@ -26,6 +28,11 @@ from lab.engine.record._walk import Walk
 
 _weak_ref = weakref.ref
 _partial = functools.partial
+
+PER_THREAD = (_thread._local, contextvars.ContextVar)
+"""Objects whose state each thread (a ``threading.local``) or each context (a ``ContextVar``: every actor runs in a
+context of its own) has a share of: ``_MINE.id`` in one actor and in another are two pieces of state, so each
+actor's accesses are labelled as its own share (``module._MINE@a``), and two actors' never conflict."""
 
 
 class Recording:
@@ -62,6 +69,8 @@ class Recording:
         """id of a weakly held object -> its attribute dict, kept while the owner lives (it keeps it alive anyway)."""
         self._forget = forgetter(self._labels, self._things, self._instance_dicts, self._weak, self._owned)
         self._counters: dict[str, int] = {}
+        self._per_thread: dict[int, str] = {}
+        """id of a :data:`PER_THREAD` object -> its label, which each actor's share adds its name to."""
         self._derived: dict[int, Derived] = {}
         """id of a lazy object made by a built-in (an iterator, a ``map``, a dict view) -> what using it touches."""
         codes = frozenset(instrumented)  # the same frozenset every run of a scenario: its hash is computed once
@@ -82,6 +91,7 @@ class Recording:
         self._things.clear()
         self._instance_dicts.clear()
         self._derived.clear()
+        self._per_thread.clear()
 
     def name_roots(self, roots: dict[str, object], *, modules: tuple[types.ModuleType, ...] = ()) -> None:
         """Label every object reachable from ``roots`` and from the namespaces of ``modules`` by its path, breadth
@@ -146,6 +156,7 @@ class Recording:
         if kept is None:
             scratch = Recording.__new__(Recording)
             scratch._labels, scratch._things, scratch._instance_dicts, scratch._alive = {}, {}, set(), []
+            scratch._per_thread = {}
             scratch._weak = None  # the modules' walk is kept across runs, strongly (see Kept): copied as it is
             for obj, path in cached.found:
                 if id(obj) not in scratch._labels:
@@ -158,6 +169,7 @@ class Recording:
                 scratch._alive,
                 owning,
                 tuple(map(own_dict, owning)),
+                scratch._per_thread,
             )
         elif not all(map(operator.is_, map(own_dict, kept.owning), kept.dicts)):
             return False
@@ -165,6 +177,7 @@ class Recording:
         self._things.update(kept.things)
         self._instance_dicts.update(kept.instance_dicts)
         self._alive.extend(kept.alive)
+        self._per_thread.update(kept.per_thread)
         return True
 
     def label(self, obj: object, hint: str = "") -> str:
@@ -172,6 +185,8 @@ class Recording:
         got = self._labels.get(id(obj))
         if got is not None:
             return got
+        if isinstance(obj, PER_THREAD):
+            return self._share(obj, hint)
         if isinstance(obj, types.ModuleType):
             name = f"module {obj.__name__}"
         elif isinstance(obj, type):
@@ -211,8 +226,26 @@ class Recording:
                     self._alive.append(attributes)
         return name
 
+    def _share(self, obj: object, hint: str) -> str:
+        """The label of the calling actor's share of ``obj``, a :data:`PER_THREAD` object: never kept in the tables
+        the hot path reads (a miss there asks again, for whichever actor asks), so every access names its own."""
+        me = getattr(self.local, "actor", None)
+        actor = me.name if me is not None else "lab"
+        base = self._per_thread.get(id(obj))
+        if base is None:
+            n = self._counters.get(actor, 0) + 1
+            self._counters[actor] = n
+            base = self._per_thread[id(obj)] = hint or f"{type(obj).__name__}#{actor}.{n}"
+            self._alive.append(obj)
+        return f"{base}@{actor}"
+
     def _keep(self, obj: object, name: str) -> None:
         """Label ``obj`` (and its attribute dict, the same state) ``name``, and keep it alive (as :meth:`label`)."""
+        if isinstance(obj, PER_THREAD):
+            if id(obj) not in self._per_thread:
+                self._per_thread[id(obj)] = name
+                self._alive.append(obj)
+            return
         thing = "obj:" + name
         key = id(obj)
         self._labels[key] = name

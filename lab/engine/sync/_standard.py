@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import contextlib
 import queue
+import selectors
 import sys
 import threading
 import time
@@ -77,11 +78,12 @@ from lab.engine.sync._barrier import StandardBarrier as Barrier
 from lab.engine.sync._condition import Condition
 from lab.engine.sync._event import StandardEvent as Event
 from lab.engine.sync._lock_stand_in import Lock
+from lab.engine.sync._logging_locks import rebind_logging_locks
 from lab.engine.sync._made_before import rebind_made_before
 from lab.engine.sync._queue import LifoQueue, PriorityQueue, Queue, SimpleQueue
 from lab.engine.sync._rlock import RLock
 from lab.engine.sync._semaphore import BoundedSemaphore, Semaphore
-from lab.engine.sync._sleep import _monotonic, _sleep, _time
+from lab.engine.sync._sleep import _monotonic, _sleep, _time, _VirtualSelector
 from lab.engine.sync._standard_base import (
     _CALLS_ON_BEHALF,
     _REAL_ALLOCATE_LOCK,
@@ -159,6 +161,7 @@ _REPLACEMENTS: tuple[tuple[types.ModuleType | type, str, object], ...] = (
     (time, "sleep", _sleep),
     (time, "monotonic", _monotonic),
     (time, "time", _time),
+    (selectors, "DefaultSelector", _VirtualSelector),
     (threading.Thread, "start", _start_thread),
 )
 
@@ -190,6 +193,7 @@ def scheduler_aware_primitives(scheduler: Scheduler, *, code: Iterable[object] =
                     namespace[attribute] = replacement
         _activate(run)
         saved += rebind_made_before(_namespaces(code))  # primitives made at import: twins for this run
+        rebind_logging_locks(saved)  # logging's own locks, which it makes itself
         yield VirtualClock(run)
     finally:
         _activate(None)

@@ -78,6 +78,7 @@ class _Run:
         self.epoch_time = _REAL_TIME()
         self.timed: dict[str, _Timed] = {}
         self.read_at: dict[str, tuple[float, int]] = {}  # per actor: the clock it read last, and repeats of it
+        self.drift: dict[str, float] = {}  # per actor: how far its polling moved the clock it reads (_sleep)
         self.early: dict[str, tuple[int, int]] = {}  # per actor: the decision after its last sleep, wakes in a row
         self.asleep: dict[str, float] = {}  # actors at a sleep's scheduling point, and the time each wakes at
         self._made: dict[tuple[str, str], int] = {}
