@@ -102,7 +102,8 @@ class Reports(Handoff):
             steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
 
     def access_all(self, entries: list[Entry], where: tuple[str, int], *, schedule: bool = False) -> None:
-        """Record several accesses made by one operation (a call the lab cannot see into), one point at most."""
+        """Record several accesses made by one operation (a call the lab cannot see into), one point at most: the
+        entries are one access for the atomicity check (no other actor can run between them)."""
         actor: Actor | None = getattr(self.local, "actor", None)
         if actor is None or self._aborted or not entries:
             return
@@ -110,10 +111,15 @@ class Reports(Handoff):
             actor.pending = actor.op = frozenset(entries)
             self._switch(actor)
         steps = self._steps  # StepLog.accessed for each, inline (see StepLog)
+        if steps.closed:
+            return
+        log = steps.log
+        first = len(log)
         for entry in entries:
-            if not steps.closed:
-                steps.current.add(entry)
-                steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
+            steps.current.add(entry)
+            log.append((steps.index, steps.actor, entry, where, steps.locks))
+        if len(log) > first + 1:  # one operation: nothing runs between its entries (the atomicity check)
+            steps.joined.extend(range(first + 1, len(log)))
 
     def enter_opaque(self, footprint: Footprint) -> None:
         """The calling actor enters code the lab cannot see, which may touch ``footprint`` in any step until it

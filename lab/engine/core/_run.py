@@ -110,6 +110,9 @@ class RunResult:
     leaked: tuple[str, ...] = ()
     problem: str = ""
     seconds: float = 0.0
+    joined: frozenset[int] = frozenset()
+    """Indices into ``accesses`` of each access that one operation made together with the access before it (a call
+    the lab cannot see into, charged with several entries at once): nothing can run between the two."""
 
     @property
     def steps(self) -> int:

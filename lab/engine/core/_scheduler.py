@@ -152,6 +152,7 @@ class Scheduler(Reports, ActorLife, Watchdog):
             leaked=leaked,
             problem=self._problem,
             seconds=time.perf_counter() - begun,
+            joined=frozenset(self._steps.joined),
         )
         for actor in self._actors:
             # An actor's body is a method of the scenario, whose lab holds this scheduler: a cycle that only the

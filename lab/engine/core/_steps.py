@@ -57,7 +57,7 @@ class StepLog:
     them.
     """
 
-    __slots__ = ("actor", "closed", "current", "index", "locks", "log", "opened")
+    __slots__ = ("actor", "closed", "current", "index", "joined", "locks", "log", "opened")
 
     def __init__(self) -> None:
         self.opened: list[set[Entry]] = []
@@ -74,6 +74,9 @@ class StepLog:
         """True once the run is being stopped: nothing more is recorded."""
         self.log: list[tuple[int, str, Entry, tuple[str, int], frozenset[str]]] = []
         """Every access so far: step, actor, entry, where, locks."""
+        self.joined: list[int] = []
+        """The positions in ``log`` of accesses made by one operation with the access before them (see
+        :attr:`lab.engine.core._run.RunResult.joined`)."""
 
     def step(self, actor: str, executes: Footprint, opaque: Sequence[Footprint], locks: frozenset[str]) -> None:
         """Open the next step with what its operation executes (see :class:`StepObserver`)."""

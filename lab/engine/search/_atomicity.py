@@ -79,7 +79,7 @@ from typing import cast
 from lab.engine.core._footprint import ANY_KEY, Entry
 from lab.engine.core._run import Access, RunResult, RunStatus
 from lab.engine.search._atomicity_epochs import Shape, Window
-from lab.engine.search._atomicity_split import SplitStep, split_after_signal, split_in_window
+from lab.engine.search._atomicity_split import SplitStep, one_call_tokens, split_after_signal, split_in_window
 from lab.engine.search._atomicity_steps import What, shared_accesses, sync_of
 
 _COMPLETE = frozenset({RunStatus.FINISHED, RunStatus.DEADLOCK})
@@ -108,6 +108,8 @@ def run_parts(run: RunResult) -> list[RunPart | SplitStep]:
     accesses = run.accesses
     if not accesses:
         return []
+    if run.joined:
+        accesses = one_call_tokens(accesses, run.joined)
     decisions = run.decisions
     actors = list(map(_CHOSEN, decisions))
     shared, touched = shared_accesses(accesses, len(actors))

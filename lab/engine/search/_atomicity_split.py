@@ -31,8 +31,17 @@ class SplitStep:
     signal: str = ""
 
     def describe(self, granularity: str) -> str:
-        """One line: what was touched, where, and what to do."""
-        finer = FINER.get(granularity, "instruction")
+        """One line: what was touched, where, and what to do (a finer granularity, where there is one)."""
+        finer = FINER.get(granularity)
+        if finer is None:  # every access is a scheduling point already: these two are one operation's
+            return (
+                f"at {granularity} granularity one step of {self.first.actor} does "
+                f"{describe_entry(self.first.entry)} ({_short(self.first.where)}) and then "
+                f"{describe_entry(self.second.entry)} ({_short(self.second.where)}) in one operation the lab "
+                f"cannot see into, while {self.other.actor} may {describe_entry(self.other.entry)} "
+                f"({_short(self.other.where)}) in between with no lock in common: no granularity splits it; hold "
+                "one lock around both, or keep the state it reaches out of the other actor's way"
+            )
         if self.signal:
             return (
                 f"at {granularity} granularity one step of {self.first.actor} does {self.signal} and then "
@@ -62,9 +71,41 @@ def split_in_window(
             continue
         if hit_first is None:
             hit_first = (mine[position], other)
-        else:
+        elif not _one_call(hit_first[0], mine[position]):
             return SplitStep(hit_first[0], mine[position], other)
     return None
+
+
+_ONE_CALL = "(one call "
+"""The mark of the accesses one operation made together (see :func:`one_call_tokens`): never a lock's name."""
+
+
+def one_call_tokens(accesses: Sequence[Access], joined: frozenset[int]) -> tuple[Access, ...]:
+    """``accesses``, with each group that one operation made together (``joined``: see
+    :attr:`lab.engine.core._run.RunResult.joined`) marked by a token among its locks, ``(one call <actor> <n>)``
+    for the step's n-th group: no other actor can run between them, so no access of another actor can split two
+    of them, at any granularity. Such a group is a call the lab cannot see into, charged with everything it may
+    reach (``next(counter)`` wrote the counter and the built-ins' module): two of its entries conflicting with
+    another actor's call once made every step that called it "split", with advice to re-explore at the
+    granularity it already used. The token names the actor, so two actors' groups never share one, and numbers
+    groups within their step, so the same step in two runs is marked alike."""
+    marked = list(accesses)
+    token = ""
+    last_step, n = -1, 0
+    for index in sorted(joined):
+        if index - 1 not in joined:  # the access before it opened the group
+            head = accesses[index - 1]
+            n = n + 1 if head.step == last_step else 0
+            last_step = head.step
+            token = f"{_ONE_CALL}{head.actor} {n})"
+            marked[index - 1] = head._replace(locks=head.locks | {token})
+        marked[index] = marked[index]._replace(locks=marked[index].locks | {token})
+    return tuple(marked)
+
+
+def _one_call(first: Access, second: Access) -> bool:
+    """Whether two accesses of one step were made by one operation (they share its token)."""
+    return any(lock.startswith(_ONE_CALL) for lock in first.locks & second.locks)
 
 
 _RELEASED = "lock-release"
