@@ -104,6 +104,11 @@ def add_run_flags(parser: argparse.ArgumentParser, *, explore: bool) -> None:
         metavar="KEYFILE",
         help="sign SHA256SUMS with this OpenSSH private key (ssh-keygen -Y sign), as SHA256SUMS.sig",
     )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="finish the unfinished folder DIR this same command began: run only the scenarios it lacks",
+    )
     if not explore:
         return
     add_granularity(parser, both=True)
@@ -183,6 +188,8 @@ class RunRequest:
     save_scenario: str | None = None
     cross_check: int = 0
     """Real runs per exploration on free threads (``--cross-check N``; 0: none), kept apart from the records."""
+    resume: bool = False
+    """Finish the unfinished folder ``out`` that this same command began (``--resume``), not a new one."""
 
     @property
     def selected(self) -> tuple[str, ...]:
@@ -194,7 +201,7 @@ def run_request(args: argparse.Namespace, *, explore: bool) -> RunRequest:
     """The request the parsed flags make, or a :class:`UsageError` for a value the run would refuse."""
     watchdog = args.watchdog if args.watchdog is not None else DEFAULT_WATCHDOG
     check_watchdog(watchdog)
-    base = RunRequest(out=args.out, names=tuple(args.scenario), watchdog=watchdog, sign=args.sign)
+    base = RunRequest(out=args.out, names=tuple(args.scenario), watchdog=watchdog, sign=args.sign, resume=args.resume)
     if not explore:
         return base
     if args.preemptions is not None and args.preemptions < 0:
@@ -227,6 +234,7 @@ def run_request(args: argparse.Namespace, *, explore: bool) -> RunRequest:
         seconds=args.seconds,
         save_scenario=args.save_scenario,
         cross_check=args.cross_check,
+        resume=base.resume,
     )
 
 
@@ -252,6 +260,7 @@ def _legacy_parser() -> argparse.ArgumentParser:
     parser.add_argument("--scenario", action="append", metavar="NAME", default=[])
     parser.add_argument("--watchdog", metavar="SECONDS")
     parser.add_argument("--explore", action="store_true")
+    parser.add_argument("--resume", action="store_true")
     parser.add_argument("--granularity", choices=(*GRANULARITY_CHOICES, BOTH))
     for flag, meta in (
         ("--preemptions", "K"),
@@ -301,7 +310,8 @@ def run_words(argv: Sequence[str], scenarios: Path | None) -> list[str]:
     if args.replay:
         return ["replay", args.replay, *folder, *options]
     names = [f"--scenario={name}" for name in args.scenario]
-    return ["explore" if args.explore else "run", f"--out={args.out}", *folder, *names, *options]
+    resume = ["--resume"] if args.resume else []
+    return ["explore" if args.explore else "run", f"--out={args.out}", *folder, *names, *options, *resume]
 
 
 def _check_combinations(args: argparse.Namespace) -> None:
@@ -313,6 +323,8 @@ def _check_combinations(args: argparse.Namespace) -> None:
         raise UsageError("--save-scenario goes with --explore")
     if args.explore and not args.out:
         raise UsageError("--explore needs --out DIR")
+    if args.resume and not args.out:
+        raise UsageError("--resume goes with --out DIR, the unfinished folder")
     if args.watchdog is not None and not (args.out or replay):
         raise UsageError("--watchdog goes with --out or --replay")
     if args.scenario and not args.out:

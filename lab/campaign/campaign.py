@@ -26,7 +26,7 @@ from lab.evidence.records.layout import STARTED, SUMS
 from lab.evidence.records.signing import check_signing_key
 from lab.evidence.records.sources import source_root
 from lab.evidence.reexecute.isolation import Job, run_files
-from lab.evidence.write import OpenFolder, create_evidence_folder, write_evidence
+from lab.evidence.write import OpenFolder, create_evidence_folder, resume_folder, write_evidence
 from lab.scenarios.exploring import ScenarioExploration, replay_scenario
 from lab.scenarios.kill_matrix import KillMatrix
 from lab.scenarios.loader import BrokenScenario, LoadedScenario, load_all
@@ -107,11 +107,14 @@ class Campaign:
         sign: Path | None = None,
         listener: Listener | None = None,
         created: Callable[[Path], None] | None = None,
+        resume: bool = False,
     ) -> RunOutcome:
         """Run the scenarios (each file in a worker process of its own), explore them if asked, and write the
         evidence into the new folder ``out``; every mistake is refused before the folder exists.
 
         ``created`` is told the folder the moment it exists (so an interrupted run can say which one it left).
+        ``resume``: ``out`` is the unfinished folder this same command began (``command`` holds ``--resume``, which
+        the folder does not record); only the scenarios it lacks run (:mod:`lab.evidence.write.resume`).
         """
         listener = listener or Listener()
         self._require_folder()
@@ -121,31 +124,38 @@ class Campaign:
         refuse_out(out, root=self.root, scenarios=self.scenarios)
         with source_root(self.root, self.scenarios) as root:
             folder = root / "scenarios"
-            archived = source_files.collect(root)  # read and hashed once, before anything runs: what is archived
+            command = [word for word in command if word != "--resume"] if resume else list(command)
+            resumed = resume_folder(out, root, command) if resume else None
+            archived = (  # read and hashed once, before anything runs: what is archived, and what runs
+                resumed.opened.archived or [] if resumed is not None else source_files.collect(root)
+            )
             texts = {file.path: file.data for file in archived}
             listed = source_files.scenario_files(texts, source_files.archived_helpers(texts, texts.get))
             chosen_names = select(listed, names, str)
             chosen = plan(folder, names, explore) if explore is not None else Plan()
-            started = datetime.now(UTC)
-            created_folder = create_evidence_folder(out, started=started)
+            kept = resumed.finished if resumed is not None else {}
+            if resumed is None:
+                started = datetime.now(UTC)
+                created_folder = create_evidence_folder(out, started=started, command=command)
+                opened = OpenFolder(created_folder, root)
+                opened.sources(archived)
+            else:
+                started, created_folder, opened = resumed.started, out, resumed.opened
             if created is not None:
                 created(created_folder)
-            opened = OpenFolder(created_folder, root)
-            opened.sources(archived)
+            todo = [name for name in chosen_names if name not in kept]
             finished: list[int] = []
 
             def scenario_done(_: int, outcome: ScenarioResult | BrokenScenario) -> None:
                 if isinstance(outcome, ScenarioResult):
                     opened.result(outcome)  # on disk now: a run killed later still leaves it
                 finished.append(1)
-                listener.scenario_done(outcome, len(finished), len(chosen_names))
+                listener.scenario_done(outcome, len(finished), len(todo))
 
             with source_files.snapshot(archived) as copy:  # the workers load the bytes read, not the checkout
-                jobs = [
-                    Job(copy / "scenarios" / f"{name}.py", watchdog, shown=folder / f"{name}.py")
-                    for name in chosen_names
-                ]
-                outcomes = run_files(jobs, on_done=scenario_done)
+                jobs = [Job(copy / "scenarios" / f"{name}.py", watchdog, shown=folder / f"{name}.py") for name in todo]
+                ran = {outcome.name: outcome for outcome in run_files(jobs, on_done=scenario_done)}
+                outcomes = [kept[name] if name in kept else ran[name] for name in chosen_names]
                 results = tuple(o for o in outcomes if isinstance(o, ScenarioResult))
                 broken = tuple(o for o in outcomes if isinstance(o, BrokenScenario))
                 explorations: list[ScenarioExploration] = []

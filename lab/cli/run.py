@@ -77,6 +77,7 @@ def main(args: argparse.Namespace, output: Output) -> int:
             sign=args.sign,
             listener=progress,
             created=lambda folder: setattr(args, "created", folder),
+            resume=request.resume,
         )
     _print(outcome, output, Invocation.of(output.prog, args.scenarios))
     audit = outcome.audit

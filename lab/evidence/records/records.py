@@ -133,9 +133,12 @@ def result_record(result: ScenarioResult, trace: bytes, requests: bytes, *, root
     }
 
 
-def started_record(started: datetime) -> Json:
-    """``started.json``: the format, and when the run began (UTC)."""
-    return {"format": FORMAT, "started": _utc(started)}
+def started_record(started: datetime, command: Sequence[str] | None = None) -> Json:
+    """``started.json``: the format, when the run began (UTC), and the command that began it, when known."""
+    record: dict[str, Json] = {"format": FORMAT, "started": _utc(started)}
+    if command is not None:
+        record["command"] = list(command)
+    return record
 
 
 def run_record(

@@ -173,6 +173,10 @@ SOURCES_FIELDS: Mapping[str, Rule] = {
 
 STARTED_FIELDS: Mapping[str, Rule] = {"format": STR, "started": STR}
 
+STARTED_OPTIONAL: Mapping[str, Rule] = {
+    "command": (lambda v: isinstance(v, list) and all(isinstance(w, str) for w in v), "a list of words"),
+}
+
 AUDIT_FIELDS: Mapping[str, Rule] = {
     "mode": STR,
     "ok": BOOL,
@@ -374,7 +378,7 @@ CROSS_CHECK_FIELDS: Mapping[str, Rule] = {
 """A cross-check file (``cross-check/<scenario>/<granularity>[.<variant>].json``): real runs, not replayed."""
 
 RECORDS: Mapping[str, tuple[Mapping[str, Rule], Mapping[str, Rule]]] = {
-    STARTED: (STARTED_FIELDS, NONE),
+    STARTED: (STARTED_FIELDS, STARTED_OPTIONAL),
     RUN: (RUN_FIELDS, RUN_OPTIONAL),
     SOURCES_JSON: (SOURCES_FIELDS, NONE),
     RESULT: (RESULT_FIELDS, RESULT_OPTIONAL),

@@ -45,6 +45,7 @@ from lab.evidence.records.schema import (
     RUN_FIELDS,
     RUN_OPTIONAL,
     STARTED_FIELDS,
+    STARTED_OPTIONAL,
 )
 from lab.evidence.records.text import shown
 from lab.evidence.verify.explore_checks import ExplorationEvidence, check_exploration, is_exploration_file
@@ -97,7 +98,7 @@ def check_consistency(
     if run is not None:
         _check_run(run, scenarios, listing, problems, explore_fails=explored.fails)
     if STARTED in listing:
-        _check_started(reader, listing, problems)
+        _check_started(reader, listing, problems, run)
     recorded_audit = None if self_audit else _check_audit(reader, listing, problems)
     report = _read(reader, REPORT_MD, LINES_CAP, problems, text=True) if REPORT_MD in listing else None
     page = _read(reader, REPORT_HTML, LINES_CAP, problems, text=True) if REPORT_HTML in listing else None
@@ -284,13 +285,18 @@ def _utc_time(text: str) -> datetime | None:
     return moment if text.endswith("Z") else None
 
 
-def _check_started(reader: FolderReader, listing: Mapping[str, str], problems: list[Problem]) -> None:
-    """``started.json`` is read for its format only: the library lets a caller make the folder at another moment than
-    the one it records as ``run.json``'s ``started``, so the two need not agree."""
-    record = load_record(reader, listing, STARTED, STARTED_FIELDS, problems)
+def _check_started(
+    reader: FolderReader, listing: Mapping[str, str], problems: list[Problem], run: Mapping[str, Any] | None
+) -> None:
+    """``started.json`` is read for its format, and the command that began the folder, which must be the one
+    ``run.json`` records (``--resume`` compares with it): the library lets a caller make the folder at another moment
+    than the one it records as ``run.json``'s ``started``, so those two need not agree."""
+    record = load_record(reader, listing, STARTED, STARTED_FIELDS, problems, STARTED_OPTIONAL)
     if record is None:
         return
-    _check_known(STARTED, record, set(STARTED_FIELDS), problems)
+    _check_known(STARTED, record, {*STARTED_FIELDS, *STARTED_OPTIONAL}, problems)
+    if "command" in record and run is not None and not same_json(record["command"], run["command"]):
+        problems.append(Problem(STARTED, f"command is {shown(record['command'], 80)}, but run.json records another"))
     if record["format"] != FORMAT:
         problems.append(Problem(STARTED, f"format {printable(record['format'])!r} is not {FORMAT!r}"))
     if _utc_time(record["started"]) is None:

@@ -7,11 +7,13 @@ runner, and the folder is audited (:func:`lab.evidence.verify.audit`) before its
 from __future__ import annotations
 
 from lab.evidence.write.files import OpenFolder, WriteError
+from lab.evidence.write.resume import resume_folder
 from lab.evidence.write.writer import create_evidence_folder, write_evidence
 
 __all__ = [
     "OpenFolder",
     "WriteError",
     "create_evidence_folder",
+    "resume_folder",
     "write_evidence",
 ]

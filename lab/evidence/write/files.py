@@ -65,6 +65,13 @@ class Files:
         if record:
             self.digests[rel] = sha256(data)
 
+    def kept(self, rel: str, data: bytes) -> None:
+        """Record ``rel`` as written with ``data`` by an earlier run of this folder (``--resume``): its digest, and
+        its folders as made."""
+        parts = rel.split("/")
+        self._made.update("/".join(parts[:depth]) for depth in range(1, len(parts)))
+        self.digests[rel] = sha256(data)
+
     def adopt(self, rel: str, make: Callable[[], bytes]) -> None:
         """Record the digest of ``rel``, written before this object existed, or write it now with ``make()``."""
         try:

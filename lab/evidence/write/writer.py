@@ -57,7 +57,9 @@ from lab.scenarios.loader import BrokenScenario
 from lab.scenarios.runner import ScenarioResult
 
 
-def create_evidence_folder(path: Path, *, started: datetime | None = None) -> Path:
+def create_evidence_folder(
+    path: Path, *, started: datetime | None = None, command: Sequence[str] | None = None
+) -> Path:
     """Create ``path`` as a new folder holding only ``started.json``, or raise :class:`UsageError` and touch nothing.
 
     The folder must not exist, not even empty (evidence is never mixed with an older run), and its parent must
@@ -80,7 +82,7 @@ def create_evidence_folder(path: Path, *, started: datetime | None = None) -> Pa
         raise UsageError(f"{path} was created by someone else just now; choose another name") from None
     except OSError as error:
         raise UsageError(f"cannot create {path}: {error.strerror}") from None
-    Files(path).write(STARTED, dump_json(started_record(started or datetime.now(UTC))))
+    Files(path).write(STARTED, dump_json(started_record(started or datetime.now(UTC), command)))
     return path
 
 
