@@ -16,7 +16,8 @@ granularity, the CPU milliseconds per explored execution of each checkout and th
 Each sample is a whole exploration repeated for about S seconds in a fresh process of that checkout (the
 executions counted, schedules plus pruned, so a difference in what was explored shows in the counts), samples of
 the two checkouts interleaved so that the machine's noise hits both alike; medians of R samples are printed. Make
-the baseline with ``git worktree add /tmp/base40 40b88bd``.
+the baseline with ``git worktree add /tmp/base40 40b88bd`` (any other checkout measures that commit instead: the
+one before the deeper charging isolates its share).
 """
 
 from __future__ import annotations
@@ -65,7 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.baseline / "lab").is_dir():
         print(f"error: --baseline {args.baseline} is no checkout (git worktree add {args.baseline} 40b88bd)")
         return 2
-    engines = {"now": ROOT, "40b88bd": args.baseline.resolve()}
+    named = subprocess.run(
+        ["git", "-C", str(args.baseline), "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    then = named or args.baseline.name
+    engines = {"now": ROOT, then: args.baseline.resolve()}
     cells = [(program, granularity) for program in PROGRAMS for granularity in GRANULARITIES]
     samples: dict[tuple[str, str, str], list[dict[str, object]]] = {
         (engine, program, granularity): [] for engine in engines for program, granularity in cells
@@ -77,14 +82,14 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"CPU ms per explored execution, medians of {args.repeat} samples of {args.seconds:g} s each")
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.1f}")
-    print(f"  {'program':<18} {'granularity':<11} {'now':>7} {'40b88bd':>8} {'ratio':>6} {'runs now/then':>14}")
+    print(f"  {'program':<18} {'granularity':<11} {'now':>7} {then:>8} {'ratio':>6} {'runs now/then':>14}")
     for program, granularity in cells:
         now = samples[("now", program, granularity)]
-        then = samples[("40b88bd", program, granularity)]
+        before = samples[(then, program, granularity)]
         cpu_now = statistics.median(float(str(s["cpu_ms_per_execution"])) for s in now)
-        cpu_then = statistics.median(float(str(s["cpu_ms_per_execution"])) for s in then)
+        cpu_then = statistics.median(float(str(s["cpu_ms_per_execution"])) for s in before)
         runs_now = int(str(now[0]["schedules"])) + int(str(now[0]["pruned"]))
-        runs_then = int(str(then[0]["schedules"])) + int(str(then[0]["pruned"]))
+        runs_then = int(str(before[0]["schedules"])) + int(str(before[0]["pruned"]))
         print(
             f"  {Path(program).stem:<18} {granularity:<11} {cpu_now:>7.3f} {cpu_then:>8.3f} "
             f"{cpu_now / cpu_then:>5.2f}x {f'{runs_now}/{runs_then}':>14}"
