@@ -78,15 +78,9 @@ def test_a_cross_check_needs_runs() -> None:
 
 
 def _not_checked(item: LoadedScenario) -> str:
-    """Why a shipped scenario is not cross-checked: what it declares, or (no PostgreSQL server) that it cannot run."""
-    declared = str(item.cls.not_cross_checked)
-    return declared or ("needs a PostgreSQL server" if item.name == "row_lock_wait" and not _postgres() else "")
-
-
-def _postgres() -> bool:
-    import os
-
-    return bool(os.environ.get("LAB_POSTGRES_URL"))
+    """Why a shipped scenario is not cross-checked here: what it declares, or that it needs a PostgreSQL server
+    (row_lock_wait, which test_row_lock_wait_on_real_threads checks against one)."""
+    return str(item.cls.not_cross_checked) or ("needs a PostgreSQL server" if item.name == "row_lock_wait" else "")
 
 
 def test_only_a_scenario_that_reads_the_virtual_clock_says_it_cannot_be_cross_checked() -> None:
@@ -116,6 +110,20 @@ def test_no_shipped_scenario_shows_a_model_gap() -> None:
         runs, seconds = (1, 5.0) if slow else (2, 1.5) if stops else (10, 5.0)
         gaps += [f"{item.name}: {line}" for line in cross_check(item, runs, seconds=seconds).describe_gaps(found)]
     assert gaps == []
+
+
+@pytest.mark.deep
+@pytest.mark.timeout(300)
+def test_row_lock_wait_on_real_threads(postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a PostgreSQL server, the lesson of the server's row lock is cross-checked like any other: real threads
+    reach both of its outcomes (the waiter refused by the server, or not), and nothing the exploration did not."""
+    from lab.sessions.stores import POSTGRES_URL_VARIABLE
+
+    monkeypatch.setenv(POSTGRES_URL_VARIABLE, postgres_url)
+    item = _loaded("row_lock_wait")
+    for granularity in ("probe", "line"):
+        found = explore_scenario(item, granularity=granularity)
+        assert cross_check(item, 10).describe_gaps(found) == []
 
 
 @pytest.mark.deep

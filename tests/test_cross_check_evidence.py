@@ -105,7 +105,7 @@ class TestTheCommand:
         assert done.returncode == 1, done.stdout + done.stderr
         assert all(len(line) <= 80 for line in done.stdout.splitlines()), done.stdout
         said = " ".join(done.stdout.split())  # wrapped at 80 columns
-        assert f"cross-check exact_sleep (line): {RUNS} real runs, 1 outcomes reached, 1 MODEL GAP" in said
+        assert f"cross-check exact_sleep (line): {RUNS} real runs, 1 outcome reached, 1 MODEL GAP" in said
         assert f"overslept=True, run=FINISHED, sleeper=DONE in {RUNS} of {RUNS} runs" in said
         assert "exploration exact_sleep (line) FAIL (MODEL GAP)" in said
         run = _json(folder, RUN)
@@ -118,7 +118,7 @@ class TestTheCommand:
         assert check["model_gaps"][0]["observed"]["overslept"] is True
         report = (folder / "report.md").read_text(encoding="utf-8")
         assert "| exact_sleep | - | line | FAIL (MODEL GAP) |" in report
-        assert f"Cross-check: {RUNS} real runs, 1 outcomes reached, MODEL GAP" in report
+        assert f"Cross-check: {RUNS} real runs, 1 outcome reached, MODEL GAP" in report
         assert "MODEL GAP" in (folder / "report.html").read_text(encoding="utf-8")
 
     def test_a_scenario_that_cannot_be_cross_checked_says_why(

@@ -134,7 +134,9 @@ def _save(campaign: Campaign, outcome: RunOutcome, name: str, output: Output) ->
         output.fail(f"--save-scenario {name}: {error}")
         return False
     if saved is None:
-        output.line(f"no counterexample to save: every exploration passed; {name}.py was not written")
+        gap = any(isinstance(found, CheckedExploration) and found.gap_lines for found in outcome.explorations)
+        why = "no explored schedule failed (a MODEL GAP is no schedule)" if gap else "every exploration passed"
+        output.line(f"no counterexample to save: {why}; {name}.py was not written")
         return True
     found, path = saved
     over = f" over {found.variant}" if found.variant else ""

@@ -120,11 +120,13 @@ class CheckedExploration(ScenarioExploration):
         if self.cross_check is None:
             return [f"not cross-checked: {title}: {self.not_checked}"]
         check = self.cross_check
-        head = f"cross-check {title}: {check.runs} real runs, {len(check.reached)} outcomes reached"
+        reached = len(check.reached)
+        head = f"cross-check {title}: {check.runs} real runs, {reached} outcome{'' if reached == 1 else 's'} reached"
         failed = f", {check.setup_failures} setups raised" if check.setup_failures else ""
         if not self.gap_lines:
             return [f"{head}{failed}, no MODEL GAP"]
-        return [f"{head}{failed}, {len(self.gap_lines)} MODEL GAP: {self.name} is not PASS", *self.gap_lines]
+        gaps = len(self.gap_lines)
+        return [f"{head}{failed}, {gaps} MODEL GAP{'s' if gaps > 1 else ''}: {self.name} is not PASS", *self.gap_lines]
 
 
 def check_exploration(

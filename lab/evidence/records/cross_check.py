@@ -88,7 +88,8 @@ def cross_check_line(entry: Mapping[str, Any]) -> str:
         return f"not cross-checked: {entry['not_checked']}"
     found = entry["model_gaps"]
     gap = f"{MODEL_GAP}: {found} of them no explored schedule reached" if found else f"no {MODEL_GAP}"
-    return f"{entry['runs']} real runs, {entry['reached']} outcomes reached, {gap}"
+    reached = entry["reached"]
+    return f"{entry['runs']} real runs, {reached} outcome{'' if reached == 1 else 's'} reached, {gap}"
 
 
 def checks_of(run: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
