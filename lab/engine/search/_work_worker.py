@@ -40,6 +40,10 @@ if TYPE_CHECKING:
 _BATCH = 16
 """Runs sent together."""
 
+_REVISE_EVERY = 4
+"""Branches begun between two looks at whether what was given away has new inputs (each look writes the plan of
+every branch not begun: 4 % of a worker's time when taken at every branch)."""
+
 
 class _Cancel(Exception):
     """Raised to leave the work item ``target`` (and any nested in it): the coordinator gave up on it."""
@@ -57,6 +61,7 @@ class _Frame:
     floor: int
     given: dict[Key, tuple[str, str]] = field(default_factory=dict)  # branch -> (child item, inputs when given)
     best: dict[str, tuple[int, int, str]] = field(default_factory=dict)  # outcome -> best rank of its runs so far
+    begun: int = 0  # branches begun while something was given away or asked for
 
 
 class Parts:
@@ -201,8 +206,15 @@ class Worker:
         self._poll()
         if not frame.given and not self._split:
             return False  # most branches: nothing given away, nobody asking
-        here = key_here(self._explorer, nodes)
-        if len(frame.given) > (here in frame.given):
+        # the branch begun here, written only when it may be one given away (same decision, same actor) or is
+        # needed to give one: most branches begun are neither
+        depth, actor = len(nodes) - 1, nodes[-1].chosen
+        mine = self._split or any(key[1] == depth and key[2] == actor for key in frame.given)
+        here = key_here(self._explorer, nodes) if mine else None
+        frame.begun += 1
+        if frame.begun % _REVISE_EVERY == 0 and len(frame.given) > (here in frame.given):
+            # every few branches, not at each: a change found late costs the child a few runs, and the owner
+            # compares the inputs again when it reaches the branch, so no result is taken for other inputs
             now = {branch: subtree for branch, subtree in planned(self._explorer, nodes, frame.floor)}
             for branch, (child, before) in list(frame.given.items()):
                 if branch == here:
@@ -214,10 +226,10 @@ class Worker:
                 inputs = normal(now[branch])
                 if inputs != before:
                     frame.given[branch] = (self._revise(frame, child, inputs), inputs)
-        if self._split:
+        if self._split and here is not None:
             self._split = False
             self._give(frame, nodes, here)
-        if here not in frame.given:
+        if here is None or here not in frame.given:
             return False
         child, before = frame.given.pop(here)
         inputs = inputs_here(self._explorer, nodes)
