@@ -128,7 +128,15 @@ def archived_helpers(paths: Iterable[str], read: Callable[[str], bytes | None]) 
         data = read(path)
         if data is not None:
             texts[name[: -len(".py")]] = data
-    return helper_stems(texts)
+    key = tuple(sorted(texts.items()))
+    if key not in _HELPERS_OF:  # a run asks once for its listing, and its self-audit again of the same bytes
+        _HELPERS_OF.clear()
+        _HELPERS_OF[key] = frozenset(helper_stems(texts))
+    return set(_HELPERS_OF[key])
+
+
+_HELPERS_OF: dict[tuple[tuple[str, bytes], ...], frozenset[str]] = {}
+"""The last answer of :func:`archived_helpers`, by the bytes it was made from (parsing every file is its cost)."""
 
 
 def scenario_files(archived: Iterable[str], helpers: Collection[str] = frozenset()) -> list[str]:
