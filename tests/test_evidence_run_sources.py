@@ -96,3 +96,5 @@ def test_a_killed_parent_leaves_every_finished_result(tmp_path: Path) -> None:
     assert finished and set(finished) <= {"a_first", "b_second"}  # the killer started once a slot was free
     audited = _python(root, str(root / "audit.py"), str(out))
     assert audited.returncode == 1 and "UNFINISHED" in audited.stdout
+    said = " ".join(audited.stdout.split())
+    assert f"it holds the results of {len(finished)} scenario" in said and "with --resume keeps" in said

@@ -102,7 +102,7 @@ def audit(
                 listing = {}
             whole = listing
             if manifest is None and SUMS not in listing and listing:
-                return _unfinished(folder)
+                return _unfinished(folder, listing)
             listing = check_entries(reader, whole, problems)  # without hard-linked files: never read
             linked = frozenset(whole.keys() - listing.keys())
             verified = check_integrity(reader, listing, manifest, problems, linked=linked)
@@ -179,12 +179,16 @@ def audit(
     )
 
 
-def _unfinished(folder: Path) -> AuditReport:
+def _unfinished(folder: Path, listing: Mapping[str, str]) -> AuditReport:
     """The report on a folder the run began (``started.json``) but never finished: nothing in it can be verified,
-    and none of it is checked or run."""
+    and none of it is checked or run; it says how many results the run wrote before it stopped, which ``run.py
+    --resume`` keeps."""
+    written = sum(1 for rel in listing if rel.startswith("scenarios/") and rel.endswith("/result.json"))
     reason = (
         f"missing: the run did not finish writing this folder ({SUMS} is written last): it was interrupted "
-        f"or failed, so no file in it can be verified, and none was checked or run"
+        f"or failed, so no file in it can be verified, and none was checked or run; it holds the results of "
+        f"{written} scenario{'s' * (written != 1)} that finished, which the same command with --resume keeps "
+        f"while it finishes the folder"
     )
     return AuditReport(
         folder=str(folder),
