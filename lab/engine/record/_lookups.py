@@ -153,9 +153,10 @@ def _super_lookup(proxy: Any, name: str) -> tuple[type, ...]:
 
 
 class _StateHolders(dict[type, str]):
-    """Type -> the name of the instance attribute that holds its objects' footprint, for a stand-in primitive (a
-    class whose MRO says ``lab_state_in``, found in the classes' own dicts: no descriptor runs), else ``""``: every
-    attribute of such an object is the primitive's state, which its operations write under that footprint."""
+    """Type -> the name of the instance attribute (or of the engine's own method) that gives its objects'
+    footprint, for a primitive, the lab's or a stand-in (a class whose MRO says ``lab_state_in``, found in the
+    classes' own dicts: no descriptor runs), else ``""``: every attribute of such an object is the primitive's
+    state, which its operations write under that footprint."""
 
     def __missing__(self, kind: type) -> str:
         holder = ""
@@ -174,7 +175,10 @@ STATE_HOLDER = _StateHolders()
 def primitive_entries(obj: object, mode: str) -> list[tuple[str, str, str]]:
     """What reading (``mode`` ``r``) or storing (``w``) any attribute of the stand-in primitive ``obj`` touches:
     each entry of its footprint, in that mode (everything, when it has none yet: a stand-in being made)."""
-    footprint = instance_dict(obj).get(STATE_HOLDER[type(obj)]) if instance_dict(obj) else None
+    holder = STATE_HOLDER[type(obj)]
+    footprint = instance_dict(obj).get(holder) if instance_dict(obj) else None
+    if footprint is None and callable(method := getattr(type(obj), holder, None)):
+        footprint = method(obj)  # the primitive's own code says (a latch: every actor's count-downs)
     if not footprint:
         return [_EVERYTHING_ENTRY]
     return [(thing, key, mode) for thing, key, _mode in footprint]

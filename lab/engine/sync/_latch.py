@@ -9,6 +9,7 @@ counterpart, built on a ``threading.Condition``.
 from __future__ import annotations
 
 import threading
+from typing import ClassVar
 
 from lab.engine.core._footprint import NOTHING, Footprint, writes
 from lab.engine.core._scheduler import Scheduler
@@ -17,6 +18,7 @@ from lab.errors import UsageError
 
 class _Primitive:
     kind = "primitive"
+    lab_state_in: ClassVar[str] = "footprint"  # every attribute is the primitive's state (_standard_base)
 
     def __init__(self, scheduler: Scheduler, name: str) -> None:
         if not name.strip():
@@ -42,6 +44,7 @@ class Latch(_Primitive):
     """
 
     kind = "latch"
+    lab_state_in: ClassVar[str] = "reads"  # reading ``count`` reads every actor's count-downs
 
     def __init__(self, scheduler: Scheduler, name: str, count: int = 1) -> None:
         super().__init__(scheduler, name)

@@ -24,7 +24,7 @@ lab's lock cost 360), and a fix to one is lost on the other. :class:`LockModel` 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, ClassVar
 
 from lab.engine.core._footprint import EVERYTHING, Footprint, writes
 from lab.engine.core._scheduler import Scheduler
@@ -144,6 +144,7 @@ class LabLock:
     """
 
     kind = "lock"
+    lab_state_in: ClassVar[str] = "footprint"  # every attribute is the primitive's state (_standard_base)
 
     def __init__(self, scheduler: Scheduler, name: str) -> None:
         if not name.strip():
