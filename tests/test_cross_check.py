@@ -128,13 +128,14 @@ def test_row_lock_wait_on_real_threads(postgres_url: str, monkeypatch: pytest.Mo
 
 @pytest.mark.deep
 @pytest.mark.timeout(1800)
-def test_no_racy_soundness_program_shows_a_model_gap() -> None:
-    """Each racy program of tests/soundness/, explored at line granularity (instruction for a race within one line,
-    which line granularity cannot split), then run 20 times on real threads: nothing they reach is unexplored."""
-    from tests.test_soundness import ONE_LINE, PROGRAMS, RACY
+def test_no_soundness_program_shows_a_model_gap() -> None:
+    """Each program of tests/soundness/, racy and correct twin, explored at line granularity (instruction for a race
+    within one line, which line granularity cannot split), then run 20 times on real threads: nothing they reach is
+    unexplored. (Real threads rarely hit a race a few bytecodes wide: this holds the model to what they do reach.)"""
+    from tests.test_soundness import ONE_LINE, PROGRAM_NAMES, PROGRAMS
 
     gaps: list[str] = []
-    for name in RACY:
+    for name in PROGRAM_NAMES:
         item = load(PROGRAMS / f"{name}.py")
         assert isinstance(item, LoadedScenario), str(item)
         found = explore_scenario(item, granularity="instruction" if name in ONE_LINE else "line", max_schedules=5_000)
