@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 import lab.engine.record._active as _active
 from lab.engine.core._footprint import ANY_KEY, Entry
 from lab.engine.record._builtin_footprints import GENERATOR_TYPES, READ_ONLY_METHODS
+from lab.engine.record._calls import opaque_subscript
+from lab.engine.record._unknown import reach_entries
 from lab.engine.record._values import CLASS_OR_MODULE, IMMUTABLE_TYPE
 
 if TYPE_CHECKING:
@@ -153,6 +155,10 @@ def lazy_call(
     return result
 
 
+_PLAIN = frozenset({list, dict, set, tuple, str, bytes, range})
+"""Iterated by their own C code: a read of the container, no call of code the lab cannot see."""
+
+
 class Iteration:
     """A loop's iterator inside a recorded run (:meth:`ModuleRuntime.it`): each ``__next__`` records, in the step
     that takes it, a read of the container iterated (a write of the iterable when it is itself an iterator:
@@ -175,6 +181,10 @@ class Iteration:
             self._entries: tuple[Entry, ...] = (own,)
             # a generator's body runs in the loop's step: its write held open (see RESUMING)
             self._held: frozenset[Entry] | None = frozenset({own}) if type(iterable) in GENERATOR_TYPES else None
+            if type(iterable) not in _PLAIN and opaque_subscript(run, type(iterable), "__iter__"):
+                # a ChainMap's __iter__, code the lab cannot see: each step may touch all the iterable reaches
+                self._entries = tuple(reach_entries(run, [(iterable, thing[4:])]))
+                self._held = frozenset(self._entries)
         else:
             self._entries = tuple(dict.fromkeys((own, *derived.entries)))
             self._held = derived.footprint if derived.calls_back else None
