@@ -145,7 +145,7 @@ def test_steps_left_out_are_never_drawn() -> None:
     left_out = frozenset({"read_x", "write_x", "sleep", "append"}) | KNOWN
 
     @seed(7)
-    @settings(max_examples=100, **SETTINGS)  # type: ignore[arg-type]
+    @settings(max_examples=50, **SETTINGS)  # type: ignore[arg-type]
     @given(programs("line", exclude=left_out))
     def run(program: Program) -> None:
         assert not program.kinds() & left_out

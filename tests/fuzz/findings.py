@@ -40,6 +40,13 @@ FINDINGS: dict[str, Finding] = {
         "line",
         ("reg_rebind",),
     ),
+    "F8": Finding(
+        "F7's shape through a closure cell: a list one actor binds to a nonlocal, then another appends to",
+        "recorder: lab/engine/record/_runtime_names.py (a cell read labels nothing by its path either)",
+        Program(((Step("bag_swap"), Step("bag_put", 1)), (Step("bag_put", 2),))),
+        "line",
+        ("bag_swap",),
+    ),
 }
 """The open findings, by their number in the fuzzer's findings note (``/tmp/helpers/fuzz-findings.md`` while issue
 21 is worked on). Fixed and so removed: F1 (a generator resumed by its methods) and F2 (a coroutine's send), by

@@ -93,6 +93,22 @@ def make_cell() -> tuple[Callable[[int], None], Callable[[], int], Callable[[], 
         n = 0
 
     return bump, peek, reset
+
+
+def make_bag() -> tuple[Callable[[int], None], Callable[[int], None], Callable[[], list[int]]]:
+    bag: list[int] = []
+
+    def put(c: int) -> None:
+        bag.append(c)
+
+    def swap(c: int) -> None:
+        nonlocal bag
+        bag = [*bag, c]
+
+    def look() -> list[int]:
+        return list(bag)
+
+    return put, swap, look
 """
 
 _GENERATORS = """
@@ -148,6 +164,12 @@ PARTS: dict[str, Part] = {
         defs=_CELL,
         setup=("self.bump, self.peek, self.reset = make_cell()",),
         observe=(("cell", "self.peek()"),),
+    ),
+    "bag": Part(
+        imports=("from collections.abc import Callable",),
+        defs=_CELL,
+        setup=("self.put, self.swap, self.look = make_bag()",),
+        observe=(("bag", "self.look()"),),
     ),
     "nested": Part(
         setup=("self.box.inner = [0]", "self.box.tags = {}"),
@@ -271,6 +293,9 @@ STEPS: dict[str, StepKind] = {
     "cell_bump": _k("self.bump({c})", needs="cell"),
     "cell_peek": _k("seen += (v := self.peek(),)", needs="cell"),
     "cell_reset": _k("self.reset()", needs="cell"),
+    "bag_put": _k("self.put({c})", needs="bag"),
+    "bag_swap": _k("self.swap({c})", needs="bag"),
+    "bag_look": _k("seen += (self.look(),)", needs="bag"),
     # containers nested in objects
     "inner_append": _k("self.box.inner.append({c})", needs="nested"),
     "inner_len": _k("seen += (len(self.box.inner),)", needs="nested"),
@@ -365,6 +390,7 @@ PLACES: dict[str, tuple[str, ...]] = {
     "global": ("read_global", "write_global", "incr_global"),
     "global list": ("reg_append", "reg_len", "reg_rebind", "read_global"),
     "cell": ("cell_bump", "cell_peek", "cell_reset"),
+    "cell holding a list": ("bag_put", "bag_swap", "bag_look"),
     "nested": ("inner_append", "inner_len", "inner_last", "inner_replace", "tags_write", "tags_get", "read_x"),
     "nested deep": ("store_append", "store_len", "store_swap"),
     "generator": ("gen_next", "gen_send", "gen_dunder", "gen_throw", "gen_close"),
@@ -453,6 +479,9 @@ POINTS: dict[str, tuple[int, int]] = {
     "cell_bump": (3, 3),
     "cell_peek": (2, 2),
     "cell_reset": (2, 2),
+    "bag_put": (2, 3),
+    "bag_swap": (2, 4),
+    "bag_look": (2, 3),
     "inner_append": (1, 3),
     "inner_len": (1, 3),
     "inner_last": (1, 3),
