@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -33,12 +34,21 @@ TARGET_SECONDS = 1.0
 ENVIRONMENT = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
-def _timed(command: list[str]) -> tuple[float, int]:
+CPU: dict[str, list[float]] = {}
+"""Processor seconds (user and system, the command's every process) of each run, by command: on a machine others
+share, the wall-clock time says how busy it was, these say what the command costs."""
+
+
+def _timed(command: list[str], key: str = "") -> tuple[float, int]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     begun = time.perf_counter()
     done = subprocess.run(
         command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False, env=ENVIRONMENT
     )
     seconds = time.perf_counter() - begun
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    CPU.setdefault(key, []).append(cpu)
     if done.returncode not in {0, 1}:
         raise SystemExit(f"{' '.join(command)} failed with exit {done.returncode}: {done.stderr.decode()[-300:]}")
     return seconds, done.returncode
@@ -50,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="runs of each command (default 5)")
     args = parser.parse_args(argv)
     python = sys.executable
+    load = os.getloadavg()[0]
     times: dict[str, list[float]] = {"baseline": [], "run": [], "audit": [], "archive": []}
     codes: dict[str, set[int]] = {"run": set(), "audit": set(), "archive": set()}
     cached = subprocess.run(
@@ -62,14 +73,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-evidence-") as tmp:
         for index in range(args.repeat):
             folder = Path(tmp) / f"ev{index}"
-            times["baseline"].append(_timed([python, "-c", "import rich"])[0])
-            seconds, code = _timed([python, "run.py", "--out", str(folder)])
+            times["baseline"].append(_timed([python, "-c", "import rich"], "baseline")[0])
+            seconds, code = _timed([python, "run.py", "--out", str(folder)], "run")
             times["run"].append(seconds)
             codes["run"].add(code)
-            seconds, code = _timed([python, "audit.py", str(folder)])
+            seconds, code = _timed([python, "audit.py", str(folder)], "audit")
             times["audit"].append(seconds)
             codes["audit"].add(code)
-            seconds, code = _timed([python, "audit.py", str(folder), "--execute-archive"])
+            seconds, code = _timed([python, "audit.py", str(folder), "--execute-archive"], "archive")
             times["archive"].append(seconds)
             codes["archive"].add(code)
         scenarios = json.loads((Path(tmp) / "ev0" / "run.json").read_text(encoding="utf-8"))["scenario_count"]
@@ -82,8 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print(
         f"evidence round trip: median of {args.repeat} runs each, Python {sys.version.split()[0]}, "
-        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; bytecode cache "
-        f"{'written first' if cached.returncode == 0 else 'NOT written (compileall failed)'}"
+        f"{os.cpu_count()} CPUs, load {load:.1f}; bytecode cache "
+        f"{'written first' if cached.returncode == 0 else 'NOT written (compileall failed)'}; load at the end "
+        f"{os.getloadavg()[0]:.1f}"
     )
     for key, label, note in rows:
         median = statistics.median(times[key])
@@ -92,7 +104,10 @@ def main(argv: list[str] | None = None) -> int:
             if key == "baseline"
             else (f"  under {TARGET_SECONDS:g} s" if median < TARGET_SECONDS else f"  OVER {TARGET_SECONDS:g} s")
         )
-        print(f"  {label:<55} {median:6.3f} s  {median / base:5.1f}x baseline{verdict}  {note}".rstrip())
+        cpu = statistics.median(CPU[key])
+        print(
+            f"  {label:<55} {median:6.3f} s  {median / base:5.1f}x baseline  cpu {cpu:5.2f} s{verdict}  {note}".rstrip()
+        )
     return 0
 
 

@@ -59,8 +59,10 @@ RESULT_CAP = 256 << 20
 """The largest report a worker may send (its trace included)."""
 GRACE_SECONDS = 60.0
 """How long a worker may take beyond three times its watchdog."""
-PARALLEL = max(1, min(os.cpu_count() or 1, 4))
-"""How many workers run at once."""
+PARALLEL = max(1, min((os.cpu_count() or 1) + 1, 4))
+"""How many workers run at once: one more than the processors (at most 4), since a worker is idle while its actors
+hand the baton from thread to thread, and another worker uses the processor meanwhile (on 2 processors, 3 workers
+ran the 34 scenarios in 0.22 s, 2 in 0.27 s)."""
 _MAX_FD = 1 << 16
 _POLL = 0.05
 """How often a wait on workers' pipes looks whether a worker ended while something it left holds them open."""
