@@ -10,6 +10,9 @@ is why the explorer exists.
 
 Each real run builds the scenario afresh (``setup()``), starts every actor on its own new thread at once (a barrier),
 with the interpreter switching threads as often as it can (``sys.setswitchinterval``), and waits a bounded time.
+Past the barrier each actor spins for a moment of its own before it begins (up to :data:`JITTER` seconds, drawn
+from a generator seeded by the run's number): threads released together otherwise start in nearly the same order
+every run, and reach nearly the same outcome.
 Probe holds and signals still apply (an actor on a free thread is named to them: ``FREE_ACTOR``), and the lab's
 latches behave as their ``threading`` counterparts; nothing else of the lab is involved: no scheduler, no stand-ins,
 no rewritten code. An actor that has not finished by the deadline is HUNG; its thread is left behind (a daemon).
@@ -25,6 +28,7 @@ counts may differ from one run to the next, only what kind of thing it says is f
 from __future__ import annotations
 
 import json
+import random
 import sys
 import threading
 import time
@@ -47,7 +51,13 @@ RUN_SECONDS = 5.0
 """How long one real run may take before its unfinished actors are HUNG (beside the deadlines of its scripted
 transports, which a real run waits out in real time)."""
 
+JITTER = 200e-6
+"""The longest a real run's actor spins past the start barrier before it begins (each its own, seeded by the run's
+number): a few hundred microseconds spread the starting order (a check-then-act race's two orders, nearly always
+the same one without it, come out about as often as each other)."""
+
 _REAL_MONOTONIC = time.monotonic
+_REAL_PERF_COUNTER = time.perf_counter
 
 UNCHECKED = "(invariants not readable on real threads)"
 """What a real run's broken invariants are when ``invariants()`` raised there (it read the trace, say)."""
@@ -156,8 +166,8 @@ def cross_check(
     previous = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_INTERVAL)
     try:
-        for _ in range(runs):
-            key = _one_run(loaded, variant, seconds)
+        for number in range(runs):
+            key = _one_run(loaded, variant, seconds, random.Random(number))
             if key is None:
                 failures += 1
             else:
@@ -167,7 +177,7 @@ def cross_check(
     return CrossCheck(loaded.name, runs, dict(reached), failures)
 
 
-def _one_run(loaded: LoadedScenario, variant: str | None, seconds: float) -> str | None:
+def _one_run(loaded: LoadedScenario, variant: str | None, seconds: float, draw: random.Random) -> str | None:
     """One real run's outcome key, or ``None`` when ``setup()`` raised (no run to compare)."""
     cls = loaded.cls
     scenario: Scenario = cls()
@@ -186,7 +196,9 @@ def _one_run(loaded: LoadedScenario, variant: str | None, seconds: float) -> str
     start = threading.Barrier(len(cls.actors))
     threads = [
         threading.Thread(
-            target=_body(name, getattr(scenario, name), start, outcomes), daemon=True, name=f"cross-check {name}"
+            target=_body(name, getattr(scenario, name), start, outcomes, draw.random() * JITTER),
+            daemon=True,
+            name=f"cross-check {name}",
         )
         for name in cls.actors
     ]
@@ -245,12 +257,15 @@ def outcome_matches(real: Mapping[str, Json], explored: Mapping[str, Json]) -> b
 
 
 def _body(
-    name: str, method: Callable[[], object], start: threading.Barrier, outcomes: dict[str, str]
+    name: str, method: Callable[[], object], start: threading.Barrier, outcomes: dict[str, str], delay: float
 ) -> Callable[[], None]:
     def run() -> None:
         FREE_ACTOR.name = name
         try:
             start.wait()
+            until = _REAL_PERF_COUNTER() + delay
+            while _REAL_PERF_COUNTER() < until:  # a spin, not a sleep: the thread stays ready to run
+                pass
             outcomes[name] = outcome_text(method())
         except BaseException:
             outcomes[name] = "ERROR"
