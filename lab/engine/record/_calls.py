@@ -25,7 +25,7 @@ from lab.engine.record._builtin_footprints import (
     READING_FUNCTIONS,
     RESUMING,
 )
-from lab.engine.record._unknown import module_entries, reach_entries
+from lab.engine.record._unknown import callee_roots, module_entries, reach_entries
 from lab.engine.record._values import CLASS_OR_MODULE, IMMUTABLE_TYPE
 
 if TYPE_CHECKING:
@@ -212,3 +212,13 @@ def charged_subscript(run: Recording, obj: Any, key: Any, method: str, file: str
     entries.extend(module_entries(run, function.__module__ or ""))
     run.scheduler.access_all(entries, (file, line), schedule=run.schedules)
     return True
+
+
+def callback_entries(run: Recording, f: Any, handed: tuple[Any, ...]) -> list[Entry]:
+    """What a function the lab cannot see, handed to a built-in that calls it (``sorted(xs, key=f)``, ``map(f,
+    xs)``), may touch: everything reachable from it and from what the built-in hands it (the items of the values
+    ``handed``), and its module's globals."""
+    roots, module, walk = callee_roots(f)
+    entries = reach_entries(run, [*roots, *((value, "") for value in handed if value is not f)])
+    entries.extend(module_entries(run, module, walk=walk))
+    return entries

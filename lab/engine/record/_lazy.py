@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import lab.engine.record._active as _active
 from lab.engine.core._footprint import ANY_KEY, Entry
 from lab.engine.record._builtin_footprints import GENERATOR_TYPES, READ_ONLY_METHODS
-from lab.engine.record._calls import opaque_subscript
+from lab.engine.record._calls import Kind, callback_entries, classify, opaque_subscript
 from lab.engine.record._unknown import reach_entries
 from lab.engine.record._values import CLASS_OR_MODULE, IMMUTABLE_TYPE
 
@@ -75,6 +75,8 @@ def derive(run: Recording, lazy: object, sources: tuple[Any, ...]) -> None:
         if IMMUTABLE_TYPE[kind]:
             if kind is types.FunctionType or kind is types.MethodType:
                 calls_back = True  # code applied to each item: C reads straddle the steps it may open
+                if kind is types.FunctionType and classify(run, value) == Kind.OPAQUE:  # and the lab cannot see it
+                    entries.extend(callback_entries(run, value, sources))
             elif kind is types.BuiltinMethodType:  # a built-in's method applied to each item: ``map(d.get, ks)``
                 owner = value.__self__
                 if not IMMUTABLE_TYPE[type(owner)] and not isinstance(owner, CLASS_OR_MODULE):

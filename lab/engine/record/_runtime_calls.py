@@ -10,11 +10,12 @@ reads and writes straddle whatever steps it lets other actors take.
 from __future__ import annotations
 
 import builtins
+import types
 from typing import TYPE_CHECKING, Any
 
 from lab.engine.core._footprint import ANY_KEY, Entry
 from lab.engine.record._builtin_footprints import GENERATOR_TYPES
-from lab.engine.record._calls import CARRIERS, PLAIN_CALLEES, Kind, passed_entries
+from lab.engine.record._calls import CARRIERS, PLAIN_CALLEES, Kind, callback_entries, classify, passed_entries
 from lab.engine.record._deep import (
     DEEP_METHODS_BY_NAME,
     DEEP_READERS,
@@ -28,6 +29,7 @@ from lab.engine.record._unknown import callee_roots, module_entries, reach_entri
 from lab.engine.record._values import CLASS_OR_MODULE, IMMUTABLE_TYPE
 
 Where = tuple[str, int]
+FUNCTION = types.FunctionType
 
 if TYPE_CHECKING:
     from lab.engine.record._recording import Recording
@@ -51,7 +53,9 @@ def recorded_call(
     consumed: list[Any] = []  # generators handed over: the callee resumes them (list(gen), "".join(gen))
     if kind == Kind.READS:
         for value in (*args, *kwargs.values()) if kwargs else args:
-            if type(value) in CARRIERS:  # a callable passed along: the callee may call it
+            if type(value) is FUNCTION and classify(run, value) == Kind.OPAQUE:
+                consumed.append(value)  # a function the lab cannot see, which the callee calls (sorted's key)
+            elif type(value) in CARRIERS:  # a callable passed along: the callee may call it
                 for entry in passed_entries(run, value):
                     run.note(entry, where)
             elif type(value) in GENERATOR_TYPES:
@@ -83,7 +87,9 @@ def recorded_call(
         if receiver is None or isinstance(receiver, CLASS_OR_MODULE):
             receiver, others = (args[0], args[1:]) if args else (None, ())
         for value in (*others, *kwargs.values()) if kwargs else others:
-            if type(value) in CARRIERS:  # a callable passed along: the callee may call it
+            if type(value) is FUNCTION and classify(run, value) == Kind.OPAQUE:
+                consumed.append(value)  # a function the lab cannot see, which the callee calls (list.sort's key)
+            elif type(value) in CARRIERS:  # a callable passed along: the callee may call it
                 for entry in passed_entries(run, value):
                     run.note(entry, where)
             elif type(value) in GENERATOR_TYPES:
@@ -149,9 +155,15 @@ def resumed(
 ) -> Any:
     """A call that resumes ``generators`` (``g.send``, ``list(g)``): a write of each, held open while their bodies
     run, so that every step they take conflicts with another actor resuming them ("generator already
-    executing")."""
+    executing"); a function the lab cannot see among them, which the callee calls, is charged with all it can
+    reach (:func:`callback_entries`)."""
     scheduler = run.scheduler
-    held = [(run._things.get(id(g)) or "obj:" + run.label(g), ANY_KEY, "w") for g in generators]
+    held: list[Entry] = []
+    for g in generators:
+        if type(g) is FUNCTION:  # a callback the lab cannot see: all it can reach through what it is handed
+            held.extend(callback_entries(run, g, (*args, *kwargs.values())))
+        else:
+            held.append((run._things.get(id(g)) or "obj:" + run.label(g), ANY_KEY, "w"))
     scheduler.access_all(held, where, schedule=run.schedules)
     scheduler.enter_opaque(frozenset(held))
     try:

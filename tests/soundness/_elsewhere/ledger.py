@@ -33,3 +33,8 @@ class Holder:
 def add(holder: Holder, item: int) -> None:
     """Append ``item`` to the holder's store: a write the caller's footprint reaches only through what it holds."""
     holder.store.items.append(item)
+
+
+def stored_count(holder: Holder) -> int:
+    """How many items the holder's store holds: a key function the lab does not rewrite."""
+    return len(holder.store.items)
