@@ -85,15 +85,20 @@ def test_a_scenario_rewriting_the_runs_own_copy_is_named(tmp_path: Path) -> None
 def test_a_killed_parent_leaves_every_finished_result(tmp_path: Path) -> None:
     """A scenario whose import kills its parent left only started.json. Now the sources and each result written
     before the kill are in the folder, which every audit calls unfinished."""
-    killer = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n" + LESSON
-    root = _checkout(tmp_path, {"a_first": LESSON, "b_second": LESSON, "z_killer": killer})
     out = tmp_path / "ev"
+    first = out / "scenarios" / "a_first" / "result.json"
+    killer = (  # it waits for the first result to be written (workers run side by side), then kills
+        f"import os, pathlib, signal, time\nend = time.monotonic() + 60\n"
+        f"while not pathlib.Path({str(first)!r}).exists() and time.monotonic() < end:\n    time.sleep(0.01)\n"
+        "os.kill(os.getppid(), signal.SIGKILL)\n" + LESSON
+    )
+    root = _checkout(tmp_path, {"a_first": LESSON, "b_second": LESSON, "z_killer": killer})
     done = _run(root, out, "a_first", "b_second", "z_killer")
     assert done.returncode == -9
     assert not (out / "SHA256SUMS").exists() and (out / "started.json").is_file()
     assert (out / "sources.json").is_file() and (out / "sources" / "scenarios" / "z_killer.py").is_file()
     finished = sorted(p.parent.name for p in (out / "scenarios").glob("*/result.json"))
-    assert finished and set(finished) <= {"a_first", "b_second"}  # the killer started once a slot was free
+    assert "a_first" in finished and set(finished) <= {"a_first", "b_second"}
     audited = _python(root, str(root / "audit.py"), str(out))
     assert audited.returncode == 1 and "UNFINISHED" in audited.stdout
     said = " ".join(audited.stdout.split())
