@@ -132,6 +132,7 @@ RACY_TWINS: dict[str, str] = {
     "lab_latch_count": "lab_latch_count_locked",
     "chainmap_iterate": "chainmap_iterate_locked",
     "callback_outside": "callback_outside_locked",
+    "chainmap_len": "chainmap_len_locked",
     "sleep_then_write": "sleep_then_write_ordered",
     "asyncio_sleep": "asyncio_sleep_locked",
     "busy_wait": "busy_wait_locked",

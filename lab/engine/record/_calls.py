@@ -222,3 +222,20 @@ def callback_entries(run: Recording, f: Any, handed: tuple[Any, ...]) -> list[En
     entries = reach_entries(run, [*roots, *((value, "") for value in handed if value is not f)])
     entries.extend(module_entries(run, module, walk=walk))
     return entries
+
+
+_PROTOCOL = ("__iter__", "__len__", "__getitem__", "__contains__", "__bool__", "keys", "__index__")
+_BUILT_IN = frozenset({list, dict, set, frozenset, tuple, str, bytes, bytearray, int, float, bool, type(None)})
+
+
+def opaque_protocol(run: Recording, kind: type) -> bool:
+    """Whether a built-in handed a ``kind`` may run Python code the lab does not rewrite through it (its
+    ``__iter__``, ``__len__``, ``__getitem__``...: ``len(chain_map)``, ``dict(user_dict)``): then the value is
+    charged as that code's, with all it reaches. Cached per type with the run's call classifications."""
+    if kind in _BUILT_IN:
+        return False
+    key = ("protocol", kind)
+    found = run._kinds.get(key)
+    if found is None:
+        found = run._kinds[key] = int(any(opaque_subscript(run, kind, name) for name in _PROTOCOL))
+    return bool(found)

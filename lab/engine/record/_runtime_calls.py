@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from lab.engine.core._footprint import ANY_KEY, Entry
 from lab.engine.record._builtin_footprints import GENERATOR_TYPES
-from lab.engine.record._calls import CARRIERS, PLAIN_CALLEES, Kind, callback_entries, classify, passed_entries
+from lab.engine.record._calls import (
+    CARRIERS,
+    PLAIN_CALLEES,
+    Kind,
+    callback_entries,
+    classify,
+    opaque_protocol,
+    passed_entries,
+)
 from lab.engine.record._deep import (
     DEEP_METHODS_BY_NAME,
     DEEP_READERS,
@@ -58,8 +66,8 @@ def recorded_call(
             elif type(value) in CARRIERS:  # a callable passed along: the callee may call it
                 for entry in passed_entries(run, value):
                     run.note(entry, where)
-            elif type(value) in GENERATOR_TYPES:
-                consumed.append(value)
+            elif type(value) in GENERATOR_TYPES or opaque_protocol(run, type(value)):
+                consumed.append(value)  # resumed, or its __len__/__iter__ is code the lab cannot see (ChainMap)
             elif not IMMUTABLE_TYPE[type(value)] and not isinstance(value, CLASS_OR_MODULE):
                 thing = things.get(id(value))
                 if run.schedules:
@@ -92,7 +100,7 @@ def recorded_call(
             elif type(value) in CARRIERS:  # a callable passed along: the callee may call it
                 for entry in passed_entries(run, value):
                     run.note(entry, where)
-            elif type(value) in GENERATOR_TYPES:
+            elif type(value) in GENERATOR_TYPES or opaque_protocol(run, type(value)):
                 consumed.append(value)
             elif not IMMUTABLE_TYPE[type(value)]:
                 thing = things.get(id(value))
@@ -162,6 +170,8 @@ def resumed(
     for g in generators:
         if type(g) is FUNCTION:  # a callback the lab cannot see: all it can reach through what it is handed
             held.extend(callback_entries(run, g, (*args, *kwargs.values())))
+        elif type(g) not in GENERATOR_TYPES:  # its protocol runs code the lab cannot see: all the object reaches
+            held.extend(reach_entries(run, [(g, "")]))
         else:
             held.append((run._things.get(id(g)) or "obj:" + run.label(g), ANY_KEY, "w"))
     scheduler.access_all(held, where, schedule=run.schedules)
