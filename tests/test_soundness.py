@@ -113,6 +113,8 @@ RACY_TWINS: dict[str, str] = {
     "lab_signal_then_write": "lab_write_then_signal",
     "release_then_write": "write_then_release",
     "lab_release_then_write": "lab_write_then_release",
+    "weak_entry_dropped": "weak_entry_dropped_after",
+    "weak_set_member": "weak_set_member_kept",
     "sloppy_getattr": "sloppy_getattr_locked",
     "shared_generator": "shared_generator_locked",
     "generator_send_throw": "generator_send_throw_locked",

@@ -22,6 +22,7 @@ def forgetter(
     instance_dicts: set[int],
     weak: dict[int, object],
     owned: dict[int, dict[str, Any]],
+    died: Callable[[int], None],
 ) -> Callable[[int, object], None]:
     """The callback of a recording's weak references: the object ``key`` names died, so its id and its attribute
     dict's may now be another object's, which must get a label of its own (a dict that outlives its owner is
@@ -32,9 +33,11 @@ def forgetter(
     would make a cycle of the recording that only the garbage collector, paused during a run, could free.
     Weakly held, rather than kept alive for the run: a program's ``WeakValueDictionary`` entry must vanish, and its
     ``__del__`` run, when the program drops its last reference, in the step that drops it, as without the lab.
+    ``died`` is told of the death (:meth:`lab.engine.record._weak.Deaths.died`: the weak containers it empties).
     """
 
     def forget(key: int, _ref: object) -> None:
+        died(key)
         labels.pop(key, None)
         things.pop(key, None)
         weak.pop(key, None)

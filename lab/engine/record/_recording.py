@@ -25,6 +25,7 @@ from lab.engine.record._lazy import Derived
 from lab.engine.record._snapshot import snapshot, unchanged
 from lab.engine.record._values import CLASS_OR_MODULE, ENGINE, own_dict
 from lab.engine.record._walk import Walk
+from lab.engine.record._weak import WEAK_TYPE, Deaths
 
 _weak_ref = weakref.ref
 _partial = functools.partial
@@ -67,7 +68,12 @@ class Recording:
         """id -> a weak reference to the labelled object, whose callback forgets its labels when it dies."""
         self._owned: dict[int, dict[str, Any]] = {}
         """id of a weakly held object -> its attribute dict, kept while the owner lives (it keeps it alive anyway)."""
-        self._forget = forgetter(self._labels, self._things, self._instance_dicts, self._weak, self._owned)
+        self.deaths = Deaths(self._steps, self.local)
+        """The weak containers each object dies into (:mod:`lab.engine.record._weak`)."""
+        self._watching: list[tuple[object, str]] | None = None  # weak containers the roots' walk labels
+        self._forget = forgetter(
+            self._labels, self._things, self._instance_dicts, self._weak, self._owned, self.deaths.died
+        )
         self._counters: dict[str, int] = {}
         self._per_thread: dict[int, str] = {}
         """id of a :data:`PER_THREAD` object -> its label, which each actor's share adds its name to."""
@@ -92,6 +98,7 @@ class Recording:
         self._instance_dicts.clear()
         self._derived.clear()
         self._per_thread.clear()
+        self.deaths.clear()
 
     def name_roots(self, roots: dict[str, object], *, modules: tuple[types.ModuleType, ...] = ()) -> None:
         """Label every object reachable from ``roots`` and from the namespaces of ``modules`` by its path, breadth
@@ -133,10 +140,17 @@ class Recording:
                     self._keep(obj, path)
         for module in modules:
             self._name_globals(module)
+        things = self._things
+        self._watching = [
+            (obj, things[id(obj)]) for obj, _ in cached.found if WEAK_TYPE[type(obj)] and id(obj) in things
+        ]
         for obj, path in Walk(owners, known=self._labels, expanded=cached.expanded, leave_alone=self._transparent).run(
             list(roots.items())
         ):
             self._keep(obj, path)
+        watching, self._watching = self._watching, None
+        for obj, thing in watching:  # after the walk: its paths name the objects the containers hold
+            self.deaths.watch(self, obj, thing)
 
     def _name_globals(self, module: types.ModuleType) -> None:
         """Name a module's namespace dict as the module's globals: ``globals()["x"]``, ``module.__dict__["x"]`` and
@@ -157,6 +171,7 @@ class Recording:
             scratch = Recording.__new__(Recording)
             scratch._labels, scratch._things, scratch._instance_dicts, scratch._alive = {}, {}, set(), []
             scratch._per_thread = {}
+            scratch._watching = None
             scratch._weak = None  # the modules' walk is kept across runs, strongly (see Kept): copied as it is
             for obj, path in cached.found:
                 if id(obj) not in scratch._labels:
@@ -205,6 +220,8 @@ class Recording:
         key = id(obj)
         self._labels[key] = name
         self._things[key] = thing
+        if WEAK_TYPE[type(obj)]:  # a weak container first met in the run: its objects die into it
+            self.deaths.watch(self, obj, thing)
         weak = self._weak
         held = weak is not None and type(obj).__weakrefoffset__ != 0
         if held:  # followed, not kept: the program's own weak references and __del__ behave as without the lab
@@ -250,6 +267,8 @@ class Recording:
         key = id(obj)
         self._labels[key] = name
         self._things[key] = thing
+        if WEAK_TYPE[type(obj)] and self._watching is not None:
+            self._watching.append((obj, thing))
         weak = self._weak
         held = weak is not None and type(obj).__weakrefoffset__ != 0
         if held:  # the identity stays this object's while it lives; its labels go when it dies (see label)

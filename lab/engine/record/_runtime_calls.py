@@ -35,6 +35,7 @@ from lab.engine.record._lazy import LAZY_KIND, derive, lazy_call
 from lab.engine.record._lookups import forget_classes
 from lab.engine.record._unknown import callee_roots, module_entries, reach_entries
 from lab.engine.record._values import CLASS_OR_MODULE, IMMUTABLE_TYPE
+from lab.engine.record._weak import WEAK_TYPE
 
 Where = tuple[str, int]
 FUNCTION = types.FunctionType
@@ -215,6 +216,9 @@ def opaque_call(
         return f(*args, **kwargs)
     finally:
         scheduler.leave_opaque()
+        for value in (receiver, *args):  # ``weak_set.add(x)``, ``cache.setdefault(k, x)``: x now dies into it
+            if WEAK_TYPE[type(value)]:
+                run.deaths.watch(run, value, run._things.get(id(value)) or "obj:" + run.label(value))
 
 
 def _handed(run: Recording, f: Any, receiver: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Entry]:
