@@ -1,3 +1,4 @@
+# size: the hot path whole: each access kind records inline, since a Python call per access is what it avoids
 """The hot path: the functions the rewritten code calls for every attribute, subscript, whole value and call.
 
 The modules under test are rewritten (see :mod:`lab.engine.record._rewriter`) so that each access goes through one of

@@ -22,6 +22,7 @@ import functools
 import operator
 import sys
 import types
+import weakref
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -233,7 +234,7 @@ class _Leaves(dict[type, bool]):
 _LEAF = _Leaves()
 
 
-_MODULE_WALKS: dict[int, tuple[object, int, str, list[Entry]]] = {}
+_MODULE_WALKS: dict[int, tuple[weakref.ref[Recording], int, str, list[Entry]]] = {}
 """id of a module's namespace -> (recording, step index, actor, its entries): a module's globals walked once per
 step. Within a step only the running actor runs, so what the namespace reaches changes only by what that step
 does, and a write of the namespace itself (in the entries) already conflicts with every other step that reads a
@@ -254,7 +255,7 @@ def module_entries(run: Recording, module: str, *, walk: bool = True) -> list[En
         return [entry]
     steps = run._steps
     kept = _MODULE_WALKS.get(id(namespace))
-    if kept is not None and kept[0] is run and kept[1] == steps.index and kept[2] == steps.actor:
+    if kept is not None and kept[0]() is run and kept[1] == steps.index and kept[2] == steps.actor:
         return kept[3]
     roots = [
         (value, f"{module}.{name}")
@@ -264,7 +265,7 @@ def module_entries(run: Recording, module: str, *, walk: bool = True) -> list[En
     entries = [entry, *reach_entries(run, roots)]
     if len(_MODULE_WALKS) > 256:
         _MODULE_WALKS.clear()
-    _MODULE_WALKS[id(namespace)] = (run, steps.index, steps.actor, entries)
+    _MODULE_WALKS[id(namespace)] = (weakref.ref(run), steps.index, steps.actor, entries)  # no run kept alive
     return entries
 
 
