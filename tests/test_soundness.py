@@ -135,6 +135,7 @@ RACY_TWINS: dict[str, str] = {
     "chainmap_iterate": "chainmap_iterate_locked",
     "callback_outside": "callback_outside_locked",
     "chainmap_len": "chainmap_len_locked",
+    "getattr_outside": "getattr_outside_locked",
     "sleep_then_write": "sleep_then_write_ordered",
     "asyncio_sleep": "asyncio_sleep_locked",
     "busy_wait": "busy_wait_locked",

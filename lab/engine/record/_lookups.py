@@ -45,11 +45,12 @@ class ClassPart(enum.IntEnum):
     SUPER = 6  # ``obj`` is a ``super()`` proxy: the MRO of the instance's class after ``__thisclass__`` decides
     CACHED = 7  # a functools.cached_property: as UNLESS_SHADOWED, and its first read writes the instance's dict
     PRIMITIVE = 8  # any attribute of a stand-in primitive but a method: the primitive's footprint (STATE_HOLDER)
+    FALLBACK = 9  # no class defines it, and the type has a Python __getattr__: it runs when the instance lacks it
 
 
 METHOD_PART, ALWAYS_PART, UNLESS_SHADOWED_PART = ClassPart.METHOD, ClassPart.ALWAYS, ClassPart.UNLESS_SHADOWED
 SLOT_PART, CLASS_PART, SUPER_PART, CACHED_PART = ClassPart.SLOT, ClassPart.CLASS, ClassPart.SUPER, ClassPart.CACHED
-PRIMITIVE_PART = ClassPart.PRIMITIVE
+PRIMITIVE_PART, FALLBACK_PART = ClassPart.PRIMITIVE, ClassPart.FALLBACK
 """The members ``ga`` compares with, looked up once (not through the enum class on every read)."""
 
 
@@ -89,6 +90,8 @@ def attribute_owner(obj: object, name: str) -> tuple[type | None, ClassPart, tup
             part = ClassPart.CACHED
         else:
             part = ClassPart.UNLESS_SHADOWED
+    if owner is None and isinstance(getattr(kind, "__getattr__", None), types.FunctionType):
+        part = ClassPart.FALLBACK
     if STATE_HOLDER[kind] and part != ClassPart.METHOD:
         part = ClassPart.PRIMITIVE  # Barrier.broken, Queue.unfinished_tasks: the primitive's own state
     elif issubclass(kind, type) and part != ClassPart.ALWAYS:
@@ -99,7 +102,7 @@ def attribute_owner(obj: object, name: str) -> tuple[type | None, ClassPart, tup
     return found
 
 
-_CLASS_VALUE_PARTS = frozenset({ClassPart.ALWAYS, ClassPart.UNLESS_SHADOWED, ClassPart.CACHED})
+_CLASS_VALUE_PARTS = frozenset({ClassPart.ALWAYS, ClassPart.UNLESS_SHADOWED, ClassPart.CACHED, ClassPart.FALLBACK})
 """The parts whose read takes its value from the owner's namespace, so from whichever class first defines ``name``.
 (A method or a slot descriptor shadowed later is a documented limit: re-binding a method, replacing a slot.)"""
 
@@ -204,6 +207,14 @@ def opaque_getter(descriptor: property, run: Recording) -> bool:
         return False
     module = getattr(getter, "__module__", "") or ""
     return not (module in ("builtins", "enum") or module.startswith(run._stateless))
+
+
+def opaque_fallback(run: Recording, obj: object) -> bool:
+    """True when ``type(obj).__getattr__`` is code the lab cannot see (a proxy defined outside the modules under
+    test): a read that falls to it is charged with everything ``obj`` reaches."""
+    fallback = getattr(type(obj), "__getattr__", None)
+    code = getattr(fallback, "__code__", None)
+    return code not in run._instrumented and not (getattr(fallback, "__module__", "") or "").startswith(run._stateless)
 
 
 def forget_classes() -> None:

@@ -32,6 +32,7 @@ from lab.engine.record._lookups import (
     CACHED_PART,
     CLASS_PART,
     ENUM_CLASSES,
+    FALLBACK_PART,
     METHOD_PART,
     PRIMITIVE_PART,
     SLOT_PART,
@@ -42,6 +43,7 @@ from lab.engine.record._lookups import (
     class_lookup,
     class_lookups,
     forget_classes,
+    opaque_fallback,
     opaque_getter,
     owners,
     primitive_entries,
@@ -95,6 +97,8 @@ class ModuleRuntime(NameRuntime):
                         return read_through(run, obj, name, path, where)
                 elif part is SUPER_PART:
                     return read_super(run, obj, name, where)
+                elif part is FALLBACK_PART and name not in instance_dict(obj) and opaque_fallback(run, obj):
+                    return read_through(run, obj, name, path, where, opaque=obj)  # a __getattr__ outside
                 elif part is CACHED_PART and name not in instance_dict(obj):
                     # cached_property.__get__ (functools' code, not rewritten) runs the getter, then stores what it
                     # returned in the instance's dict: a getter under test records that store itself, when it

@@ -38,3 +38,16 @@ def add(holder: Holder, item: int) -> None:
 def stored_count(holder: Holder) -> int:
     """How many items the holder's store holds: a key function the lab does not rewrite."""
     return len(holder.store.items)
+
+
+class Proxy:
+    """Answers every attribute it lacks from the dict it wraps: a ``__getattr__`` the lab does not rewrite."""
+
+    def __init__(self, target: dict[str, int]) -> None:
+        self._target = target
+
+    def __getattr__(self, name: str) -> int:
+        try:
+            return self._target[name]
+        except KeyError:
+            raise AttributeError(name) from None
