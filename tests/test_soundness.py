@@ -143,6 +143,8 @@ RACY_TWINS: dict[str, str] = {
     "context_var_id": "context_var_id_locked",
     "logging_handlers": "logging_handler_shared",
     "count_ids": "count_ids_local",
+    "weak_cache": "weak_cache_checked",
+    "finalizer_count": "finalizer_log",
 }
 """Each racy program and its correct twin (the same program under one lab lock, or with the race removed)."""
 

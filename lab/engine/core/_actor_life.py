@@ -46,6 +46,8 @@ class ActorLife(Handoff):
                 value = contextvars.Context().run(actor.body)
             finally:
                 fresh.forget_new()
+            if self._sweep is not None:  # what its last step dropped dies in it, as its thread ends
+                self._sweep_now(actor)
             actor.outcome = self._outcome_text(value)
             self.record("end", detail={"outcome": actor.outcome})
             if self._end_watcher is not None:

@@ -65,6 +65,8 @@ class Handoff(View):
             raise UsageError("block() is only for actors")
         if self._aborted:
             raise _Aborted
+        if self._sweep is not None:  # before it blocks: what the step dropped dies in it (see sweep_with)
+            self._sweep_now(actor)
         if executes is not None:
             actor.pending = actor.op = executes
         actor.state = ActorState.BLOCKED
@@ -83,6 +85,10 @@ class Handoff(View):
         """
         if park and self._aborted:
             raise _Aborted
+        if self._sweeping is actor and actor is not None and actor.state is not BLOCKED:
+            return  # a finalizer the sweep runs is one with the step that dropped it (see _sweep_now)
+        if self._sweep is not None and park and actor is not None and actor.state is not BLOCKED:  # sweep_with
+            self._sweep_now(actor)
         runnable = 0  # a bit per actor; plain loops: on Python 3.11 a comprehension is a call, traced at line level
         live = False
         for other in self._actors:
@@ -167,6 +173,28 @@ class Handoff(View):
             actor.baton.acquire()  # type: ignore[union-attr]  # parked until the baton comes back (or the run stops)
             if self._aborted:
                 raise _Aborted
+
+    def _sweep_now(self, actor: Actor) -> None:
+        """Run the sweep (:meth:`Scheduler.sweep_with`) in ``actor``, running. A finalizer it runs is part of the
+        step that just ran (the one that dropped what it finalizes): its accesses are that step's, and its
+        scheduling points switch to nobody (parked inside a finalizer, an actor of a run the explorer stops would
+        unwind from inside ``__del__``, where the interpreter prints the exception and goes on); only a wait it
+        blocks in parks it. What the actor announced for its next step (its footprint, its gate) is kept aside
+        meanwhile, and nothing in it sweeps again."""
+        sweep = self._sweep
+        if sweep is None:
+            return
+        self._sweep = None
+        self._sweeping = actor
+        pending, op, gate = actor.pending, actor.op, actor.gate
+        actor.gate = None
+        try:
+            sweep()
+        finally:
+            actor.pending, actor.op, actor.gate = pending, op, gate
+            self._sweeping = None
+            if self._sweep is None:
+                self._sweep = sweep
 
     def _choices_of(self, runnable: int) -> Choices:
         """The runnable names and decisions of the set of actors ``runnable`` (bits), the first time it is seen."""

@@ -90,6 +90,14 @@ class Scheduler(Reports, ActorLife, Watchdog):
         """Run ``on_start`` in each actor's thread before its body and ``on_end`` after (line tracing uses this)."""
         self._actor_hooks = (on_start, on_end)
 
+    def sweep_with(self, sweep: Callable[[], None] | None) -> None:
+        """Call ``sweep()`` in the running actor at each scheduling point, before the decision (``None``: stop).
+
+        The recording lets go there of objects only it still holds (:mod:`lab.engine.record._mortal`): what dies
+        then belongs to the step that just ran, a finalizer included (see ``Handoff._sweep_now``).
+        """
+        self._sweep = sweep
+
     @property
     def actor_names(self) -> tuple[str, ...]:
         """The actors' names in declaration order."""

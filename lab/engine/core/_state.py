@@ -74,6 +74,8 @@ class RunState:
         self._problem = ""
         self._current: Actor | None = None
         self._outside = False  # the watchdog found the running actor blocked outside the lab (see _watchdog)
+        self._sweep: Callable[[], None] | None = None  # run in the running actor at each point (sweep_with)
+        self._sweeping: Actor | None = None  # the actor running the sweep: its points there switch to nobody
 
     def record(self, op: str, obj: str = "", detail: Mapping[str, Json] | None = None, *, actor: str = "") -> None:
         """Append one event to the trace, for the calling actor (or ``actor`` when given)."""

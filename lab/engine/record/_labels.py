@@ -7,13 +7,37 @@ objects did to an empty recording, so that a run only copies it.
 
 from __future__ import annotations
 
+import _thread
+import contextvars
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lab.engine.record._snapshot import Snapshot
 from lab.engine.record._values import CLASS_OR_MODULE
+
+if TYPE_CHECKING:
+    from lab.engine.record._recording import Recording
+
+PER_THREAD = (_thread._local, contextvars.ContextVar)
+"""Objects whose state each thread (a ``threading.local``) or each context (a ``ContextVar``: every actor runs in a
+context of its own) has a share of: ``_MINE.id`` in one actor and in another are two pieces of state, so each
+actor's accesses are labelled as its own share (``module._MINE@a``), and two actors' never conflict."""
+
+
+def share_label(run: Recording, obj: object, hint: str) -> str:
+    """The label of the calling actor's share of ``obj``, a :data:`PER_THREAD` object: never kept in the tables
+    the hot path reads (a miss there asks again, for whichever actor asks), so every access names its own."""
+    me = getattr(run.local, "actor", None)
+    actor = me.name if me is not None else "lab"
+    base = run._per_thread.get(id(obj))
+    if base is None:
+        n = run._counters.get(actor, 0) + 1
+        run._counters[actor] = n
+        base = run._per_thread[id(obj)] = hint or f"{type(obj).__name__}#{actor}.{n}"
+        run._alive.append(obj)
+    return f"{base}@{actor}"
 
 
 def forgetter(
@@ -66,6 +90,8 @@ class Kept:
     """... and what reading it gave (``None`` for nothing, or no dict): the same objects keep the same labels."""
     per_thread: dict[int, str]
     """The labels of thread-locals and context variables, whose shares are each actor's (``Recording._share``)."""
+    mortal: bool
+    """Whether any of them is mortal (:func:`lab.engine.record._mortal.is_mortal`)."""
 
 
 @dataclass

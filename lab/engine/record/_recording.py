@@ -1,3 +1,4 @@
+# size: one run's label tables, and labelling inline twice (label, _keep): on 3.11 a Python call per label made in an actor is a trace event at line granularity
 """The state of one recorded run: object labels and the recording of each access by the calling actor.
 
 A label names an object's identity for the whole run (``obj:self.session._history``), never the variable that held
@@ -8,8 +9,6 @@ through :meth:`Recording.access` or :meth:`Recording.note`, or their inline copi
 
 from __future__ import annotations
 
-import _thread
-import contextvars
 import functools
 import operator
 import types
@@ -20,8 +19,18 @@ from typing import Any
 from lab.engine.core._footprint import Entry
 from lab.engine.core._scheduler import Scheduler
 from lab.engine.record._calls import KINDS, KINDS_KEPT
-from lab.engine.record._labels import Kept, ModuleWalk, dict_slot, forgetter, module_walks, same_namespaces
+from lab.engine.record._labels import (
+    PER_THREAD,
+    Kept,
+    ModuleWalk,
+    dict_slot,
+    forgetter,
+    module_walks,
+    same_namespaces,
+    share_label,
+)
 from lab.engine.record._lazy import Derived
+from lab.engine.record._mortal import become_mortal, note_mortal
 from lab.engine.record._snapshot import snapshot, unchanged
 from lab.engine.record._values import CLASS_OR_MODULE, ENGINE, own_dict
 from lab.engine.record._walk import Walk
@@ -29,11 +38,6 @@ from lab.engine.record._weak import WEAK_TYPE, Deaths
 
 _weak_ref = weakref.ref
 _partial = functools.partial
-
-PER_THREAD = (_thread._local, contextvars.ContextVar)
-"""Objects whose state each thread (a ``threading.local``) or each context (a ``ContextVar``: every actor runs in a
-context of its own) has a share of: ``_MINE.id`` in one actor and in another are two pieces of state, so each
-actor's accesses are labelled as its own share (``module._MINE@a``), and two actors' never conflict."""
 
 
 class Recording:
@@ -62,8 +66,9 @@ class Recording:
         self._labels: dict[int, str] = {}
         self._things: dict[int, str] = {}
         self._instance_dicts: set[int] = set()
-        self._alive: list[object] = []
-        """What must stay alive for its id to stay its own: objects no weak reference can follow (lists, dicts)."""
+        self._alive: list[object] = []  # what no weak reference can follow (lists, dicts): kept alive (see _mortal)
+        self._kept: list[object] = []  # the same for what the modules' walk found (which it keeps anyway)
+        self._mortal = False  # whether it labelled an object whose death the program can see (see _mortal)
         self._weak: dict[int, object] | None = {}
         """id -> a weak reference to the labelled object, whose callback forgets its labels when it dies."""
         self._owned: dict[int, dict[str, Any]] = {}
@@ -75,8 +80,7 @@ class Recording:
             self._labels, self._things, self._instance_dicts, self._weak, self._owned, self.deaths.died
         )
         self._counters: dict[str, int] = {}
-        self._per_thread: dict[int, str] = {}
-        """id of a :data:`PER_THREAD` object -> its label, which each actor's share adds its name to."""
+        self._per_thread: dict[int, str] = {}  # id of a thread-local or ContextVar -> its label (see share_label)
         self._derived: dict[int, Derived] = {}
         """id of a lazy object made by a built-in (an iterator, a ``map``, a dict view) -> what using it touches."""
         codes = frozenset(instrumented)  # the same frozenset every run of a scenario: its hash is computed once
@@ -89,7 +93,9 @@ class Recording:
         """The run is over: let go of every object kept alive for its labels. Kept, an exception the code under
         test raised would hold, through its traceback, the frames that hold this recording: a cycle with the whole
         run in it that only the garbage collector could free."""
+        self.scheduler.sweep_with(None)
         self._alive.clear()
+        self._kept.clear()
         if self._weak is not None:
             self._weak.clear()  # first: a weak reference gone calls back no more
         self._owned.clear()
@@ -160,7 +166,7 @@ class Recording:
         self._labels[id(namespace)] = name
         self._things[id(namespace)] = "obj:" + name
         self._instance_dicts.add(id(namespace))
-        self._alive.append(namespace)
+        self._kept.append(namespace)
 
     def _keep_kept(self, cached: ModuleWalk) -> bool:
         """Label what the modules' walk found, in a recording that has labelled nothing yet, by copying what doing so
@@ -170,7 +176,7 @@ class Recording:
         if kept is None:
             scratch = Recording.__new__(Recording)
             scratch._labels, scratch._things, scratch._instance_dicts, scratch._alive = {}, {}, set(), []
-            scratch._per_thread = {}
+            scratch._per_thread, scratch._kept, scratch._mortal = {}, [], False
             scratch._watching = None
             scratch._weak = None  # the modules' walk is kept across runs, strongly (see Kept): copied as it is
             for obj, path in cached.found:
@@ -185,14 +191,17 @@ class Recording:
                 owning,
                 tuple(map(own_dict, owning)),
                 scratch._per_thread,
+                scratch._mortal,
             )
         elif not all(map(operator.is_, map(own_dict, kept.owning), kept.dicts)):
             return False
         self._labels.update(kept.labels)
         self._things.update(kept.things)
         self._instance_dicts.update(kept.instance_dicts)
-        self._alive.extend(kept.alive)
+        self._kept.extend(kept.alive)
         self._per_thread.update(kept.per_thread)
+        if kept.mortal:
+            become_mortal(self)
         return True
 
     def label(self, obj: object, hint: str = "") -> str:
@@ -201,7 +210,7 @@ class Recording:
         if got is not None:
             return got
         if isinstance(obj, PER_THREAD):
-            return self._share(obj, hint)
+            return share_label(self, obj, hint)
         if isinstance(obj, types.ModuleType):
             name = f"module {obj.__name__}"
         elif isinstance(obj, type):
@@ -224,6 +233,8 @@ class Recording:
             self.deaths.watch(self, obj, thing)
         weak = self._weak
         held = weak is not None and type(obj).__weakrefoffset__ != 0
+        if not self._mortal:
+            note_mortal(self, obj, held)  # before our own weak reference to it
         if held:  # followed, not kept: the program's own weak references and __del__ behave as without the lab
             weak[key] = _weak_ref(obj, _partial(self._forget, key))  # type: ignore[index]
         else:
@@ -243,19 +254,6 @@ class Recording:
                     self._alive.append(attributes)
         return name
 
-    def _share(self, obj: object, hint: str) -> str:
-        """The label of the calling actor's share of ``obj``, a :data:`PER_THREAD` object: never kept in the tables
-        the hot path reads (a miss there asks again, for whichever actor asks), so every access names its own."""
-        me = getattr(self.local, "actor", None)
-        actor = me.name if me is not None else "lab"
-        base = self._per_thread.get(id(obj))
-        if base is None:
-            n = self._counters.get(actor, 0) + 1
-            self._counters[actor] = n
-            base = self._per_thread[id(obj)] = hint or f"{type(obj).__name__}#{actor}.{n}"
-            self._alive.append(obj)
-        return f"{base}@{actor}"
-
     def _keep(self, obj: object, name: str) -> None:
         """Label ``obj`` (and its attribute dict, the same state) ``name``, and keep it alive (as :meth:`label`)."""
         if isinstance(obj, PER_THREAD):
@@ -271,6 +269,8 @@ class Recording:
             self._watching.append((obj, thing))
         weak = self._weak
         held = weak is not None and type(obj).__weakrefoffset__ != 0
+        if not self._mortal:
+            note_mortal(self, obj, held)  # before our own weak reference to it
         if held:  # the identity stays this object's while it lives; its labels go when it dies (see label)
             weak[key] = _weak_ref(obj, _partial(self._forget, key))  # type: ignore[index]
         else:
