@@ -172,7 +172,7 @@ def test_the_modules_labels_copied_are_the_labels_made_afresh(
         # kept alive (the copy keeps the modules' walk strongly, as its cache does) or followed by weak reference
         # (made afresh): either way the identity is this object's for as long as it lives
         followed = set(recording._weak or {}) | {id(owned) for owned in recording._owned.values()}
-        alive = sorted({id(obj) for obj in recording._alive} | followed)
+        alive = sorted({id(obj) for obj in (*recording._alive, *recording._kept)} | followed)
         recording.close()
         return (*made, alive)
 

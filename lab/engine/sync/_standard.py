@@ -37,20 +37,22 @@ Names are deterministic: objects made during setup are numbered per type in crea
 ``is_set()``, ``qsize()``) add a read to the running step through ``scheduler.touch``.
 
 Virtual time (:mod:`lab.engine.sync._sleep`): each run has a clock starting at 0; no real time passes.
-``time.sleep(0)`` in an actor is a scheduling point that imposes no order: the sleeper may go on at once or after
-any of the others' steps (only a sleeper spinning on it, several in a row with nobody else stepping, waits for
-another actor's step). ``time.sleep(s)`` with ``s > 0`` lets the others go first: the sleeper goes on once another
-actor has taken a step, or at once when no other actor can run; on waking the clock reads at least the start of
-the sleep plus ``s``. A wait with a timeout (``Event.wait(5)``, ``Condition.wait(5)``, ``queue.get(timeout=5)``,
-``Lock.acquire(timeout=5)``) returns as soon as its condition holds, and times out only when no other actor can
-make progress, earliest deadline first (sleepers included): the clock then jumps to that deadline, as an autojump
-clock does (trio's ``MockClock(autojump_threshold=0)``). A timeout of zero or less never waits. Whether a timeout
-fires depends on what the others are doing (a sleeper, another deadline), so a sleep and a wait with a timeout both
-write the clock at their scheduling point, and the explorer tries both orders of them. Inside actors,
-``time.monotonic()`` and ``time.time()`` read the run's start (real) plus the virtual clock, so deadlines computed
-with them agree with the sleeps (differences are deterministic, absolute values are not); an actor that reads the
-clock again and finds it unchanged is polling it, and the clock moves on by a tick (doubling at each further
-unchanged read), so a busy-wait ends. ``perf_counter`` and the ``_ns`` variants stay real.
+``time.sleep(s)`` in an actor, of any length, is a scheduling point that imposes no order: the sleeper may go on at
+once or after any of the others' steps, but not past an earlier pending deadline (the clock moves only to the
+earliest wake-up, as an autojump clock does: trio's ``MockClock(autojump_threshold=0)``); only a sleeper spinning on
+it (several in a row with nobody else stepping) waits for another actor's step. On waking the clock reads at least
+the start of the sleep plus ``s``. A wait with a timeout (``Event.wait(5)``, ``Condition.wait(5)``,
+``queue.get(timeout=5)``, ``Lock.acquire(timeout=5)``) returns as soon as its condition holds, and times out only
+when no other actor can make progress, earliest deadline first (sleepers included): the clock then jumps to that
+deadline. A timeout of zero or less never waits. Whether a timeout fires depends on what the others are doing (a
+sleeper, another deadline), so a sleep and a wait with a timeout both write the clock at their scheduling point,
+and the explorer tries both orders of them. Inside actors, ``time.monotonic()`` and ``time.time()`` read the run's
+start (real) plus the virtual clock, so deadlines computed with them agree with the sleeps (differences are
+deterministic, absolute values are not); an actor that reads the clock again and finds it unchanged is polling it,
+and the clock it reads moves on by a tick of its own (doubling at each further unchanged read), so a busy-wait
+ends; ``selectors.DefaultSelector().select(timeout)`` sleeps on the virtual clock (an event loop in an actor).
+``logging``'s own locks are scheduler-aware for the run (:mod:`lab.engine.sync._logging_locks`). ``perf_counter``
+and the ``_ns`` variants stay real.
 
 Limits: code that bound a name before the run (``from threading import Lock`` at import time, a default argument,
 ``field(default_factory=threading.Lock)``) keeps the original, except in the modules named by ``code``, whose
