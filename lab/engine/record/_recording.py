@@ -1,4 +1,4 @@
-# size: one run's label tables, and labelling inline twice (label, _keep): on 3.11 a Python call per label made in an actor is a trace event at line granularity
+# size: one run's label tables, labelling inline twice (label, _keep: on 3.11 a call is a traced event)
 """The state of one recorded run: object labels and the recording of each access by the calling actor.
 
 A label names an object's identity for the whole run (``obj:self.session._history``), never the variable that held
