@@ -117,6 +117,7 @@ RACY_TWINS: dict[str, str] = {
     "weak_set_member": "weak_set_member_kept",
     "sloppy_getattr": "sloppy_getattr_locked",
     "shared_generator": "shared_generator_locked",
+    "quiet_generator": "quiet_generator_locked",
     "generator_send_throw": "generator_send_throw_locked",
     "coroutine_send": "coroutine_send_locked",
     "barrier_broken": "barrier_broken_locked",

@@ -73,6 +73,8 @@ class Recording:
         """id -> a weak reference to the labelled object, whose callback forgets its labels when it dies."""
         self._owned: dict[int, dict[str, Any]] = {}
         """id of a weakly held object -> its attribute dict, kept while the owner lives (it keeps it alive anyway)."""
+        self.running_generators: set[int] = set()
+        """Generators resumed and not yet suspended (see ``_runtime_calls._resumed_with_a_window``)."""
         self.deaths = Deaths(self._steps, self.local)
         """The weak containers each object dies into (:mod:`lab.engine.record._weak`)."""
         self._watching: list[tuple[object, str]] | None = None  # weak containers the roots' walk labels

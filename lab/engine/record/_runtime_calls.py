@@ -176,11 +176,46 @@ def resumed(
         else:
             held.append((run._things.get(id(g)) or "obj:" + run.label(g), ANY_KEY, "w"))
     scheduler.access_all(held, where, schedule=run.schedules)
-    scheduler.enter_opaque(frozenset(held))
+    return _resumed_with_a_window(run, f, generators, held, args, kwargs, where)
+
+
+def _resumed_with_a_window(
+    run: Recording,
+    f: Any,
+    generators: list[Any],
+    held: list[Entry],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    where: Where,
+) -> Any:
+    """A generator's resumption is a window another actor can fall into, not one atomic operation: CPython marks
+    the generator running, then may switch threads at once (its frame's first instruction checks for a switch),
+    and a ``next`` from another thread meanwhile raises "generator already executing". A body with no access of
+    its own has no scheduling point inside, so the window is made one: at instruction granularity the generator is
+    marked running, a scheduling point follows (the same write of it), and only then does the body run; another
+    actor resuming it while it is marked gets the ``ValueError`` CPython would raise. At a coarser granularity the
+    write of it is recorded again when the body is suspended, so that the atomicity check sees the two ends of the
+    window, which another actor's resumption can fall between (INCOMPLETE, and the granularity that splits it)."""
+    running = run.running_generators
+    resumed = [g for g in generators if type(g) in GENERATOR_TYPES]
+    mine = [id(g) for g in resumed]
+    if any(key in running for key in mine):
+        raise ValueError("generator already executing")
+    scheduler = run.scheduler
+    window = [(run._things.get(id(g)) or "obj:" + run.label(g), ANY_KEY, "w") for g in resumed]
+    running.update(mine)
     try:
-        return f(*args, **kwargs)
+        if run.schedules:
+            scheduler.access_all(window, where, schedule=True)
+        scheduler.enter_opaque(frozenset(held))
+        try:
+            return f(*args, **kwargs)
+        finally:
+            scheduler.leave_opaque()
+            if not run.schedules:
+                scheduler.access_all(window, where, schedule=False)
     finally:
-        scheduler.leave_opaque()
+        running.difference_update(mine)
 
 
 def opaque_call(
@@ -211,6 +246,8 @@ def opaque_call(
     scheduler.access_all(touched, where, schedule=run.schedules)
     if not touched:
         return f(*args, **kwargs)
+    if any(type(value) in GENERATOR_TYPES for value in (receiver, *args)):  # next(g)
+        return _resumed_with_a_window(run, f, [receiver, *args], touched, args, kwargs, where)
     scheduler.enter_opaque(frozenset(touched))
     try:
         return f(*args, **kwargs)
