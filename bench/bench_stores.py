@@ -6,22 +6,31 @@ re-asked (article 003's rule); the worker moves on to its next question. Every w
 opened before the clock starts. One session takes one answer per version, so N workers that began on one version
 get one COMMITTED and N-1 refusals: what matters is that the refusals do not slow the winner down.
 
+Two rates per cell: ``commits/s``, the COMMITTED commits per second (what issue 24's bar is about: at least 0.8 of
+the 4-process figure at 32 processes, for PostgreSQL now), and ``decided/s``, every commit that came back with a
+status (COMMITTED, STALE, DUPLICATE...) per second, the work the store did for all its clients.
+
 Cells, each at 4, 8 and 32 processes (``--processes``):
 
 - ``sqlite``: a database file on disk, WAL mode, ``synchronous=NORMAL``;
 - ``postgresql before``: the commit as it was before issue 24 (:class:`CommitBefore`, the old statements kept here
   verbatim): the row locked, the receipt looked up, the compare-and-set, and the transaction *committed* even when
   it refused, so a refusal that had taken the row lock still wrote and synced the WAL;
-- ``postgresql after``: the store's commit now: read and decide under the row lock, a refusal rolled back.
+- ``postgresql read+cas``: issue 24's first fix (:class:`ReadThenCommit`): the session reads the row, decides,
+  then sends one compare-and-set statement (``PostgresStore.COMMIT_ROUND``); a refusal writes nothing;
+- ``postgresql one-step``: the store's commit now: the session sends the ticket, and one call of a server-side
+  function reads, decides and writes or refuses (``lab_commit_ticket``): one round trip per commit, none before.
 
 PostgreSQL is a throwaway server started from the machine's binaries with its durable defaults (``fsync=on``,
 ``synchronous_commit=on``), on 127.0.0.1. WAL syncs are the server's own count (``pg_stat_wal.wal_sync``, read
 before and after each cell, once the workers' connections have closed and flushed their statistics).
 
-Printed: one row per cell; ``x4`` is the cell's commits/s as a ratio to the same store's 4-process cell in this run
-(issue 24's bar: at least 0.8 at 32 processes for PostgreSQL after), and ``syncs/C`` the WAL syncs per COMMITTED
-commit. Run from the repository root: ``.venv/bin/python bench/bench_stores.py`` (``--seconds``, ``--delay-ms``,
-``--processes``). Stops by itself; talks to 127.0.0.1 only.
+``--repeat N`` runs the whole table N times, each store's cells one after another, and prints for each cell the
+median of its N runs; ``x4`` is the median of the N ratios to the same store's 4-process cell *of the same
+repetition* (on a machine shared with other work, the two cells of a ratio ran seconds apart). ``busy`` is how
+busy the machine's CPUs were during the cell (all processes, ours and others'), ``syncs/C`` the WAL syncs per
+COMMITTED commit over all N runs. Run from the repository root: ``.venv/bin/python bench/bench_stores.py``
+(``--seconds``, ``--delay-ms``, ``--processes``, ``--repeat``). Stops by itself; talks to 127.0.0.1 only.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ import multiprocessing
 import os
 import platform
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
@@ -52,12 +62,22 @@ from lab.sessions.stores.store import access_name, encode_history, row_name
 from lab.sessions.versioned import VersionedSession
 
 
-class CommitBefore(PostgresStore):
+class ReadThenCommit(PostgresStore):
+    """Issue 24's first fix, kept to be measured: no one-step commit, so the session reads the row, decides, and
+    sends the one-statement compare-and-set (:attr:`PostgresStore.COMMIT_ROUND`) for a commit the read allowed."""
+
+    def __init__(self, url: str, **options: Any) -> None:
+        super().__init__(url, **options)
+        self._one_step = False
+
+
+class CommitBefore(ReadThenCommit):
     """The PostgreSQL commit before issue 24, statement for statement (commit 89c025f): kept only to be measured.
 
     One transaction: the row lock (``NOWAIT`` in a savepoint first, then waiting), the receipt lookup, the
     compare-and-set; the transaction ends with ``COMMIT`` whatever it decided, so a refusal that took the row lock
-    (a transaction id, a WAL record) made the server sync its WAL like a real commit.
+    (a transaction id, a WAL record) made the server sync its WAL like a real commit. The session reads first, as it
+    did then (no one-step commit: :class:`ReadThenCommit`).
     """
 
     COMPARE_AND_SET = "UPDATE lab_sessions SET version = version + 1, history = %s WHERE key = %s AND version = %s"
@@ -102,10 +122,15 @@ class Cell:
     seconds: float
     counts: Counter[str]
     syncs: int | None
+    busy: float
 
     @property
     def committed_per_second(self) -> float:
         return self.counts["COMMITTED"] / self.seconds
+
+    @property
+    def decided_per_second(self) -> float:
+        return sum(n for what, n in self.counts.items() if what.isupper()) / self.seconds
 
     @property
     def stale_share(self) -> float:
@@ -118,6 +143,8 @@ def _connect(spec: str, commit: str) -> Store:
         return SqliteStore(spec.removeprefix("sqlite:"), lock_timeout=10.0)
     if commit == "before":
         return CommitBefore(spec, lock_timeout=10.0)
+    if commit == "read+cas":
+        return ReadThenCommit(spec, lock_timeout=10.0)
     return PostgresStore(spec, lock_timeout=10.0)
 
 
@@ -156,6 +183,15 @@ def _wal_syncs(url: str) -> int:
         return int(db.execute("SELECT wal_sync FROM pg_stat_wal").fetchone()[0])
 
 
+def _cpu_times() -> tuple[int, int]:
+    """The machine's CPU time so far, in ticks: (all, idle) (Linux's /proc/stat; (0, 0) elsewhere)."""
+    try:
+        fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0
+    return sum(fields), fields[3] + fields[4]
+
+
 def measure(store: str, commit: str, processes: int, spec: str, delay: float, seconds: float, run: int) -> Cell:
     """One cell of the table."""
     name = f"bench-{store}-{commit}-{processes}-{run}"
@@ -171,9 +207,13 @@ def measure(store: str, commit: str, processes: int, spec: str, delay: float, se
     time.sleep(0.5 + processes * 0.02)  # every worker connected and waiting
     syncs_before = _wal_syncs(spec) if store == "postgresql" else None
     begun = time.perf_counter()
+    cpu_before = _cpu_times()
     start.set()
     counts = sum((out.get(timeout=120) for _ in workers), Counter())
     elapsed = max(time.perf_counter() - begun, seconds)
+    cpu_after = _cpu_times()
+    total = cpu_after[0] - cpu_before[0]
+    busy = 1 - (cpu_after[1] - cpu_before[1]) / total if total > 0 else 0.0
     for worker in workers:
         worker.join(timeout=60)
     crashed = [what for what in counts if what.startswith("crashed")]
@@ -183,7 +223,7 @@ def measure(store: str, commit: str, processes: int, spec: str, delay: float, se
     if syncs_before is not None:
         time.sleep(1.0)  # the workers' backends have exited and reported their WAL statistics
         syncs = _wal_syncs(spec) - syncs_before
-    return Cell(store, commit, processes, elapsed, counts, syncs)
+    return Cell(store, commit, processes, elapsed, counts, syncs, busy)
 
 
 def machine() -> str:
@@ -200,20 +240,33 @@ def machine() -> str:
 
 
 HEADER = (
-    f"{'store':<11}{'commit':<8}{'procs':>6}{'commits/s':>10}{'x4':>6}{'STALE':>7}{'waits':>7}{'errors':>7}"
-    f"{'syncs':>7}{'syncs/C':>8}"
+    f"{'store':<11}{'commit':<9}{'procs':>5}{'commit/s':>9}{'x4':>5}{'decided/s':>10}{'x4':>5}{'STALE':>6}"
+    f"{'waits':>6}{'syncs/C':>8}{'busy':>5}"
 )
 
 
-def row(cell: Cell, four: float | None) -> str:
-    """One line of the table (78 columns)."""
-    ratio = f"{cell.committed_per_second / four:.2f}" if four else "-"
-    committed = cell.counts["COMMITTED"]
-    syncs = "-" if cell.syncs is None else str(cell.syncs)
-    per = "-" if cell.syncs is None or not committed else f"{cell.syncs / committed:.2f}"
+def row(runs: list[Cell], bases: list[Cell]) -> str:
+    """One line of the table (79 columns; a cell whose commits failed says so at the end): the medians of a
+    cell's runs, ``x4`` the median ratio to the 4-process cell of the same repetition."""
+    first = runs[0]
+
+    def median(values: list[float]) -> float:
+        return statistics.median(values) if values else 0.0
+
+    committed = median([cell.committed_per_second for cell in runs])
+    decided = median([cell.decided_per_second for cell in runs])
+    ratio = median([c.committed_per_second / b.committed_per_second for c, b in zip(runs, bases, strict=True)])
+    ratio_all = median([c.decided_per_second / b.decided_per_second for c, b in zip(runs, bases, strict=True)])
+    stale = median([cell.stale_share for cell in runs])
+    waits = round(median([cell.counts["lock_waits"] for cell in runs]))
+    errors = sum(cell.counts["errors"] for cell in runs)
+    syncs = [cell.syncs for cell in runs if cell.syncs is not None]
+    commits = sum(cell.counts["COMMITTED"] for cell in runs)
+    per = "-" if not syncs or not commits else f"{sum(syncs) / commits:.2f}"
+    busy = median([cell.busy for cell in runs])
     return (
-        f"{cell.store:<11}{cell.commit:<8}{cell.processes:>6}{cell.committed_per_second:>10.1f}{ratio:>6}"
-        f"{cell.stale_share:>7.0%}{cell.counts['lock_waits']:>7}{cell.counts['errors']:>7}{syncs:>7}{per:>8}"
+        f"{first.store:<11}{first.commit:<9}{first.processes:>5}{committed:>9.1f}{ratio:>5.2f}{decided:>10.1f}"
+        f"{ratio_all:>5.2f}{stale:>6.0%}{waits:>6}{per:>8}{busy:>5.0%}" + (f" {errors} errors" if errors else "")
     )
 
 
@@ -222,12 +275,15 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=3.0, help="how long each cell runs (default 3)")
     parser.add_argument("--delay-ms", type=float, default=5.0, help="the model's fixed delay (default 5 ms)")
     parser.add_argument("--processes", default="4,8,32", help="process counts (default 4,8,32; the first is x4's base)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of the whole table; medians printed (default 1)")
     args = parser.parse_args()
     counts = [int(c) for c in args.processes.split(",")]
     delay = args.delay_ms / 1000
     print(f"machine: {machine()}")
-    print(f"each cell: {args.seconds:g} s, model delay {args.delay_ms:g} ms, STALE answers never re-asked")
-    print(HEADER)
+    print(
+        f"each cell: {args.seconds:g} s, model delay {args.delay_ms:g} ms, STALE answers never re-asked, "
+        f"median of {args.repeat}"
+    )
     folder = Path(tempfile.mkdtemp(prefix="bench-stores-", dir=Path.cwd() if os.access(".", os.W_OK) else None))
     server: TemporaryPostgres | None = None
     try:
@@ -235,17 +291,23 @@ def main() -> int:
         if postgres_store.available() and find_binaries() is not None:
             server = TemporaryPostgres(max_connections=max(counts) + 20)
             url = server.start()
-            cells += [("postgresql", "before", url), ("postgresql", "after", url)]
+            cells += [(name, commit, url) for name, commit in (("postgresql", c) for c in COMMITS)]
         else:
             print("postgresql: skipped (no server binaries or no psycopg)")
+        results: dict[tuple[str, str, int], list[Cell]] = {}
         run = 0
-        for store, commit, spec in cells:
-            base: float | None = None
+        for repetition in range(args.repeat):
+            for store, commit, spec in cells:
+                for processes in counts:
+                    run += 1
+                    cell = measure(store, commit, processes, spec, delay, args.seconds, run)
+                    results.setdefault((store, commit, processes), []).append(cell)
+            print(f"repetition {repetition + 1} of {args.repeat} done", file=sys.stderr, flush=True)
+        print(HEADER)
+        for store, commit, _spec in cells:
+            bases = results[(store, commit, counts[0])]
             for processes in counts:
-                run += 1
-                cell = measure(store, commit, processes, spec, delay, args.seconds, run)
-                base = base if base is not None else cell.committed_per_second
-                print(row(cell, base), flush=True)
+                print(row(results[(store, commit, processes)], bases), flush=True)
     finally:
         if server is not None:
             server.stop()
@@ -253,6 +315,10 @@ def main() -> int:
             path.unlink()
         folder.rmdir()
     return 0
+
+
+COMMITS = ("before", "read+cas", "one-step")
+"""PostgreSQL's commits measured, oldest first (see the module docstring)."""
 
 
 if __name__ == "__main__":

@@ -413,10 +413,11 @@ class TestReconnect:
                     return getattr(real, attribute)
 
                 def execute(self, statement: str, *args: Any) -> Any:
-                    if not landed and "UPDATE lab_sessions" in statement:
+                    writes = "UPDATE lab_sessions" in statement or "lab_commit_ticket(" in statement
+                    if not landed and writes:
                         kill()  # the server goes before the write reaches it
                     cursor = real.execute(statement, *args)
-                    if statement == "COMMIT" or "UPDATE lab_sessions" in statement:
+                    if statement == "COMMIT" or writes:
                         self.committed = True  # a COMMIT, or the write, in its own transaction or a later COMMIT's
                         idle = real.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
                         if real.pgconn.pipeline_status == psycopg.pq.PipelineStatus.OFF and idle:

@@ -15,6 +15,7 @@ import sqlite3
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +23,7 @@ from lab.errors import LabError
 from lab.messages import Message, Role, is_whole_pairs
 from lab.mutants import InProcessLockSession
 from lab.sessions.stores import SCHEMA_VERSION, Store, StoreError, open_store
+from lab.sessions.stores.postgres import PostgresStore, psycopg
 from lab.sessions.stores.sqlite import SqliteStore
 from lab.sessions.versioned import CommitStatus, Ticket, VersionedSession
 
@@ -189,8 +191,9 @@ class TestAcrossWorkers:
         assert second.commit(carried, "a", "stop") is expected
 
     def test_the_check_is_redone_when_the_compare_and_set_fails(self, make: Maker) -> None:
-        """A commit that passed its checks on a snapshot, while another worker commits before its write, is STALE
-        (or DUPLICATE for the same request): the compare-and-set wrote nothing and the checks ran again."""
+        """A commit whose write comes after another worker committed is STALE (or DUPLICATE for the same request):
+        the compare-and-set wrote nothing and the checks ran again on the row as it is now (SQLite: the session
+        reads again, ``commit:raced``; PostgreSQL decides in the server, on the row its statement saw)."""
         if make.kind == "memory":
             pytest.skip("in memory one lock orders every commit: the write cannot find the version moved")
         points: list[str] = []
@@ -207,12 +210,13 @@ class TestAcrossWorkers:
 
         session = make.again(first, probe=rival_commits(rival.begin("r-rival", "q2"), "b"))
         assert session.commit(session.begin("r-mine", "q1"), "a", "stop") is CommitStatus.STALE
-        assert points == ["begin:enter", "commit:enter", "commit:checked", "commit:write", "commit:raced"]
+        read_first = ["commit:checked", "commit:write", "commit:raced"] if make.kind == "sqlite" else ["commit:write"]
+        assert points == ["begin:enter", "commit:enter", *read_first]
         twin = rival.begin("r-same", "q")  # one request delivered to two workers
         points.clear()
         racer = make.again(first, probe=rival_commits(twin, "a"))
         assert racer.commit(pickle.loads(pickle.dumps(twin)), "a", "stop") is CommitStatus.DUPLICATE
-        assert points == ["commit:enter", "commit:checked", "commit:write", "commit:raced"]
+        assert points == ["commit:enter", *read_first]
         assert _state(first) == (2, (*_pair("q2", "b"), *_pair("q", "a")), ("r-rival", "r-same"))
 
     def test_same_name_new_row_is_another_session(self, make: Maker, tmp_path: Path) -> None:
@@ -297,6 +301,85 @@ class TestSameInputsEverywhere:
         assert session.commit(slow, "a\x00b", "length") is CommitStatus.INVALID
         assert session.commit(fast, "A\x00", "stop") is CommitStatus.ID_CONFLICT
         assert _state(session) == (1, _pair("q2", "A"), ("r-fast",))
+
+
+class _Counting:
+    """A store's connection that counts the statements sent through it (one each a round trip here)."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.statements: list[str] = []
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(self.real, attribute)
+
+    def execute(self, statement: str, *args: Any) -> Any:
+        self.statements.append(
+            statement.split()[0] + (" lab_commit_ticket" if "lab_commit_ticket(" in statement else "")
+        )
+        return self.real.execute(statement, *args)
+
+
+class TestOneStepCommit:
+    """PostgreSQL decides a commit in one round trip, in the server, and a refusal leaves the row untouched."""
+
+    def test_one_round_trip_per_begin_and_per_commit(self, postgres_url: str) -> None:
+        store = PostgresStore(postgres_url)
+        session = VersionedSession(f"one-step-{next(_names)}", store=store)
+        counted = _Counting(store._db)
+        store._db = counted
+        slow, fast = session.begin("r-slow", "q1"), session.begin("r-fast", "q2")
+        assert counted.statements == ["SELECT", "SELECT"]  # a begin is one read, no transaction
+        raw = psycopg.connect(postgres_url, autocommit=True)
+        row_version = "SELECT xmin::text, xmax::text FROM lab_sessions WHERE name = %s"
+        for ticket, answer, status in (
+            (fast, "A", CommitStatus.COMMITTED),
+            (slow, "B", CommitStatus.STALE),
+            (fast, "A", CommitStatus.DUPLICATE),
+            (fast, "other", CommitStatus.ID_CONFLICT),
+        ):
+            before = raw.execute(row_version, (session.session_id,)).fetchone()
+            counted.statements.clear()
+            assert session.commit(ticket, answer, "stop") is status
+            assert counted.statements == ["SELECT lab_commit_ticket"]  # no read first: one round trip
+            if status is not CommitStatus.COMMITTED:  # a refusal took no lock and wrote nothing
+                assert raw.execute(row_version, (session.session_id,)).fetchone() == before
+        assert _state(session) == (1, _pair("q2", "A"), ("r-fast",))
+        assert store.lock_waits == 0
+        raw.close()
+        store.close()
+
+    def test_without_the_function_a_session_reads_decides_and_writes(self, postgres_url: str) -> None:
+        """A user who may use the tables but not create a function (PostgreSQL 15's default for schema public):
+        the store says it cannot decide in one step, and the session reads, decides and writes itself."""
+        database = f"lab_limited_{next(_names)}"
+        admin = psycopg.connect(postgres_url, autocommit=True)
+        admin.execute(f"CREATE DATABASE {database}")
+        admin.execute(f"DO $$ BEGIN CREATE ROLE {database} LOGIN; EXCEPTION WHEN duplicate_object THEN END $$")
+        owner_url = postgres_url.rsplit("/", 1)[0] + f"/{database}"
+        PostgresStore(owner_url).close()  # the tables, made by their owner
+        with psycopg.connect(owner_url, autocommit=True) as owner:
+            owner.execute("DROP FUNCTION lab_commit_ticket")
+            owner.execute(
+                f"GRANT SELECT, INSERT, UPDATE, DELETE ON lab_schema, lab_sessions, lab_receipts TO {database}"
+            )
+        try:
+            store = PostgresStore(owner_url.replace("//lab@", f"//{database}@"))
+            assert not store._one_step
+            session = VersionedSession("limited", store=store)
+            counted = _Counting(store._db)
+            store._db = counted
+            slow, fast = session.begin("r-slow", "q1"), session.begin("r-fast", "q2")
+            counted.statements.clear()
+            assert session.commit(fast, "A", "stop") is CommitStatus.COMMITTED
+            assert counted.statements == ["SELECT", "WITH"]  # the read, then the compare-and-set
+            assert session.commit(slow, "B", "stop") is CommitStatus.STALE
+            assert session.commit(fast, "A", "stop") is CommitStatus.DUPLICATE
+            assert _state(session) == (1, _pair("q2", "A"), ("r-fast",))
+            store.close()
+        finally:
+            admin.execute(f"DROP DATABASE {database} WITH (FORCE)")
+            admin.close()
 
 
 class TestSchema:

@@ -39,7 +39,9 @@ PostgreSQL) the session's fields are only its view of a database row: ``begin``,
 the row first (one statement, one snapshot), the table below is decided on that snapshot, and the write is a
 compare-and-set on the version that was read. If another process committed in between, the write changes
 nothing and the session reads again and decides again -- STALE, or DUPLICATE when the other commit was the same
-request. The lock then only orders this process's own threads; the database orders everyone.
+request. PostgreSQL's commit skips the read: the ticket goes to the server, which decides and writes or refuses
+in one statement, and the table runs on the row that statement saw. The lock then only orders this process's own
+threads; the database orders everyone.
 
 Ownership is decided by identity, not by name. Each in-memory session object has a private identity; ``begin``
 stamps it on the ticket it returns and ``commit`` compares it with ``is``. Two sessions that happen to share a
@@ -72,7 +74,7 @@ from enum import StrEnum
 from lab.errors import ArgumentTypeError, UsageError
 from lab.hooks import Probe, no_probe
 from lab.messages import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, ChatRequest, Message, Role, chat_request
-from lab.sessions.stores import RowState, Store, check_text, store_label
+from lab.sessions.stores import OneStepStore, RowState, Store, check_text, kept_by_every_store, store_label
 from lab.transport.contract import Reconcilable, TransportFailure
 from lab.transport.streaming import streaming_request
 
@@ -256,6 +258,9 @@ class VersionedSession:
         self._version = 0
         self._history: tuple[Message, ...] = ()
         self._receipts: OrderedDict[str, Receipt] = OrderedDict()
+        # a store deciding in one round trip gets the ticket, unless a subclass writes its own way (a mutant)
+        writes_its_own_way = type(self)._apply is not VersionedSession._apply
+        self._deciding = store if isinstance(store, OneStepStore) and not writes_its_own_way else None
 
     @property
     def store_name(self) -> str:
@@ -300,6 +305,9 @@ class VersionedSession:
         self._check_commit(ticket, answer, finish_reason)
         self._probe("commit:enter")
         with self._lock:
+            decided = self._commit_in_one_step(ticket, answer, finish_reason)
+            if decided is not None:
+                return decided
             while True:
                 self._load(ticket.request_id)
                 refused = (
@@ -316,6 +324,42 @@ class VersionedSession:
                 # Durable only: another process committed between our read and our write. Read and decide again,
                 # in a step of its own: a third commit may come in between here too.
                 self._probe("commit:raced")
+
+    def _commit_in_one_step(self, ticket: Ticket, answer: str | None, finish_reason: str | None) -> CommitStatus | None:
+        """On a store that decides in one round trip (PostgreSQL): the same table, with no read first. FOREIGN
+        and INVALID need no row; the store commits only if the row still is the ticket's version and history (so
+        the new history extends what the row holds), and otherwise returns the row its decision saw, on which the
+        rest of the table runs here. ``None`` when that row refuses nothing (another commit got in between) or the
+        store did not decide: the commit then reads, decides and writes the ordinary way."""
+        store = self._deciding
+        if store is None:
+            return None
+        refused = self._refuse_foreign(ticket) or self._refuse_invalid(answer, finish_reason)
+        if refused is not None or not kept_by_every_store(str(answer)):  # such an answer: refused if it would write
+            return refused
+        self._version, self._history = ticket.version, ticket.history  # the view the write is built on
+        history = self._extended(ticket, str(answer))
+        self._probe("commit:write")
+        decided = store.commit_ticket(
+            self._key,
+            self.session_id,
+            version=ticket.version,
+            base=ticket.history,
+            history=history,
+            request_id=ticket.request_id,
+            question=ticket.question,
+            answer=str(answer),
+            receipt_capacity=self.receipt_capacity,
+        )
+        if decided is None:
+            return None
+        if decided.committed:
+            self._remember(ticket, str(answer), history)
+            return CommitStatus.COMMITTED
+        self._version, self._receipts = decided.version, OrderedDict()  # what the refusal saw
+        if decided.receipt is not None:
+            self._receipts[ticket.request_id] = Receipt(*decided.receipt)
+        return self._refuse_by_receipt(ticket, answer) or self._refuse_stale(ticket)
 
     def is_current(self, ticket: Ticket) -> bool:
         """True while ``ticket``'s version is still the session's: an answer built on it could still commit.

@@ -30,12 +30,13 @@ another schema version is refused with a :class:`StoreError` instead of being mi
 
 from __future__ import annotations
 
-from lab.sessions.stores.failures import check_text
+from lab.sessions.stores.failures import check_text, kept_by_every_store
 from lab.sessions.stores.postgres import PostgresStore
 from lab.sessions.stores.sqlite import SqliteStore
 from lab.sessions.stores.store import (
     POSTGRES_URL_VARIABLE,
     SCHEMA_VERSION,
+    OneStepStore,
     RowState,
     Store,
     StoreError,
@@ -49,12 +50,14 @@ from lab.sessions.stores.store import (
 __all__ = [
     "POSTGRES_URL_VARIABLE",
     "SCHEMA_VERSION",
+    "OneStepStore",
     "PostgresStore",
     "RowState",
     "SqliteStore",
     "Store",
     "StoreError",
     "check_text",
+    "kept_by_every_store",
     "lesson_postgres_url",
     "open_store",
     "scratch_database",

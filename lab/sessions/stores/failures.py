@@ -104,6 +104,17 @@ def _advice(failure: Failure, outcome: Outcome, request_id: str | None) -> str:
     return head
 
 
+def kept_by_every_store(value: str) -> bool:
+    """Whether every store keeps ``value`` (no NUL character, no lone surrogate): :func:`check_text` would pass."""
+    if "\x00" in value:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def check_text(label: str, what: str, value: str) -> None:
     """Refuse text no store keeps (a NUL character, a lone surrogate), the same way on every store."""
     if "\x00" in value:

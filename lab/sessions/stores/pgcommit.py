@@ -1,5 +1,10 @@
 """The PostgreSQL commit: one statement, its own transaction, one round trip.
 
+A session commits a ticket through :meth:`OneStatementCommit.commit_ticket`, one call of the server-side function
+:data:`ONE_STEP_FUNCTION`, which reads the row, decides and writes or refuses, all in the server: no read before
+it, and a refusal takes no lock and writes nothing. ``commit_round`` (:attr:`OneStatementCommit.COMMIT_ROUND`) is
+the same compare-and-set for a session that read the row itself (the fallback, and within ``row_held``).
+
 SQLite commits step by step under its write lock (:mod:`.commits`). On PostgreSQL the same decision is one
 statement (:attr:`OneStatementCommit.COMMIT_ROUND`), so that no client ever holds the session's row across a round
 trip: the old commit locked the row, then read, then decided, each a round trip, and committed its refusals too,
@@ -20,13 +25,133 @@ from lab.sessions.stores.failures import Outcome
 from lab.sessions.stores.pgrow import RowHolding
 from lab.sessions.stores.pgsql import RECEIPT_COUNTS
 from lab.sessions.stores.pgsql import errors as _errors
-from lab.sessions.stores.rows import check_sequence
-from lab.sessions.stores.store import StoreError, access_name, encode_history
+from lab.sessions.stores.rows import check_sequence, row_state
+from lab.sessions.stores.store import Decided, StoreError, access_name, encode_history
 from lab.sessions.stores.store import row_name as _row
+
+ONE_STEP_FUNCTION = """
+CREATE OR REPLACE FUNCTION lab_commit_ticket(p_key text, p_expected integer, p_base text, p_history text,
+    p_request_id text, p_question text, p_answer text, p_capacity integer)
+RETURNS TABLE (moved boolean, waited boolean, version integer, history text, question text, answer text,
+    max_seq integer)
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE
+  v integer; h text; q text; a text; m integer; w boolean := false;
+BEGIN
+  SELECT s.version, s.history, r.question, r.answer,
+         (SELECT max(x.seq) FROM lab_receipts x WHERE x.session = s.key)
+    INTO v, h, q, a, m
+    FROM lab_sessions s LEFT JOIN lab_receipts r ON r.session = s.key AND r.request_id = p_request_id
+    WHERE s.key = p_key;
+  IF NOT FOUND THEN
+    RETURN;
+  END IF;
+  IF q IS NULL AND a IS NULL AND v = p_expected AND h = p_base THEN
+    IF NOT pg_try_advisory_xact_lock(28237, hashtext(p_key)) THEN
+      w := true;
+      PERFORM pg_advisory_xact_lock_shared(28237, hashtext(p_key));
+    END IF;
+    UPDATE lab_sessions s SET version = s.version + 1, history = p_history
+      WHERE s.key = p_key AND s.version = p_expected AND s.history = p_base
+        AND NOT EXISTS (SELECT 1 FROM lab_receipts r WHERE r.session = p_key
+                        AND (r.request_id = p_request_id OR r.seq > p_expected))
+        AND (SELECT count(*) = count(DISTINCT r.seq) FROM lab_receipts r WHERE r.session = p_key);
+    IF FOUND THEN
+      INSERT INTO lab_receipts (session, request_id, seq, question, answer)
+        VALUES (p_key, p_request_id, p_expected + 1, p_question, p_answer);
+      DELETE FROM lab_receipts r WHERE r.session = p_key AND r.seq <= p_expected + 1 - p_capacity;
+      RETURN QUERY SELECT true, w, p_expected + 1, p_history, NULL::text, NULL::text, p_expected + 1;
+      RETURN;
+    END IF;
+    PERFORM set_config('synchronous_commit', 'off', true);
+    SELECT s.version, s.history, r.question, r.answer,
+           (SELECT max(x.seq) FROM lab_receipts x WHERE x.session = s.key)
+      INTO v, h, q, a, m
+      FROM lab_sessions s LEFT JOIN lab_receipts r ON r.session = s.key AND r.request_id = p_request_id
+      WHERE s.key = p_key;
+    IF NOT FOUND THEN
+      RETURN;
+    END IF;
+  END IF;
+  RETURN QUERY SELECT false, w, v, h, q, a, m;
+END
+$body$
+"""
+"""A whole commit decision in the server, one call, its own transaction (a VOLATILE function: each statement in
+it sees what committed before it began). In order:
+
+1. **read** the row and the request id's receipt, as :meth:`PostgresStore.read` does: when it already refuses the
+   commit (a receipt: DUPLICATE or ID_CONFLICT; another version: STALE) nothing more is done, so a refusal takes
+   no lock, has no transaction id, writes nothing and syncs nothing;
+2. **wait for a commit in flight**, without locking the row: an exclusive advisory lock on the session (the
+   ``(28237, hashtext(key))`` pair) is taken if free; if another commit holds it, a shared one is waited for,
+   which the holder gives back only once its commit is visible, and which every waiter gets at once. So the
+   commits that lost a race wake together and each finds the row moved, instead of queueing one after another
+   for the row's lock and each locking the row's new version to re-check it (what a waiting ``UPDATE`` does);
+3. **the compare-and-set**: version and history still the ticket's (``p_base``, the history the ticket was built
+   on, so the new history ``p_history`` extends what the row holds), no receipt of the request id, no receipt past
+   the version, no two receipts of one sequence number; then the receipt stored and the oldest evicted;
+4. refused there after all (another commit landed meanwhile, or a transaction outside the lab held the row): read
+   again and return that. Such a refusal may have locked the row while re-checking it, which gives it a
+   transaction id to commit: it commits without waiting for a WAL sync, having written no data to lose.
+
+It returns one row, ``(moved, waited, version, history, question, answer, max_seq)``: whether it committed and
+whether it waited for another commit in flight (step 2), and otherwise
+the row its decision saw (a read's columns, checked like a read, so a damaged row is refused here too); no row
+when the session is gone. Its name changes whenever its body does: a database may hold a function written by
+another version of the lab."""
+
+ONE_STEP_NAME = "lab_commit_ticket"
 
 
 class OneStatementCommit(RowHolding):
-    """``commit_round`` of a PostgreSQL store."""
+    """``commit_ticket`` and ``commit_round`` of a PostgreSQL store."""
+
+    COMMIT_TICKET = (
+        "SELECT moved, waited, version, history, question, answer, max_seq"
+        f" FROM {ONE_STEP_NAME}(%s, %s, %s, %s, %s, %s, %s, %s)"
+    )
+    """One call of :data:`ONE_STEP_FUNCTION`."""
+
+    _one_step: bool
+    """Whether the database has :data:`ONE_STEP_FUNCTION` (a user allowed to create tables but not functions, or
+    a database whose tables another user made, may lack it: then sessions commit the ordinary way)."""
+
+    def commit_ticket(
+        self,
+        key: str,
+        name: str,
+        *,
+        version: int,
+        base: tuple[Message, ...],
+        history: tuple[Message, ...],
+        request_id: str,
+        question: str,
+        answer: str,
+        receipt_capacity: int,
+    ) -> Decided | None:
+        """Commit a ticket built on ``version`` and ``base`` (its history) in one round trip, the decision made in
+        the server (:data:`ONE_STEP_FUNCTION`): committed, or what the refusal saw, from which the session tells
+        DUPLICATE, ID_CONFLICT and STALE. ``None`` when this store does not decide in one step here (within
+        :meth:`row_held`, where the lab models the row lock, or without the function): the session then reads
+        and decides itself (:meth:`commit_round`)."""
+        if self._holding or self._row_lock is not None or not self._one_step:
+            return None
+        self._check_writable(name, request_id, question, answer, history)
+        note_shared_access(access_name(self._label), _row(name), "w")
+        params = (key, version, encode_history(base), encode_history(history), request_id, question, answer)
+        with self._operation("commit", name, request_id=request_id, writes=True):
+            self._outcome = Outcome.UNKNOWN  # one statement, its own transaction: it may land and its answer be lost
+            row = self._db.execute(self.COMMIT_TICKET, (*params, receipt_capacity)).fetchone()
+            self._outcome = Outcome.NOTHING_WRITTEN
+        if row is None:
+            raise StoreError(f"{self._label}: session {name} is gone (its row was deleted); open it again")
+        if row[1]:
+            self.lock_waits += 1  # it waited for another commit in flight (step 2 of the function)
+        if row[0]:
+            return Decided(True, version + 1)
+        seen = row_state(row[2:], self._label, name)  # checked like a read: a damaged row is an error, not STALE
+        return Decided(False, seen.version, seen.receipt)
 
     COMMIT_ROUND = (
         "WITH moved AS (UPDATE lab_sessions s SET version = version + 1, history = %(history)s"

@@ -36,7 +36,7 @@ from typing import Any
 from lab.hooks import note_shared_access
 from lab.sessions.stores.failures import Failure, check_text, first_line
 from lab.sessions.stores.options import seconds
-from lab.sessions.stores.pgcommit import OneStatementCommit
+from lab.sessions.stores.pgcommit import ONE_STEP_FUNCTION, ONE_STEP_NAME, OneStatementCommit
 from lab.sessions.stores.pgrow import RowLockModel
 from lab.sessions.stores.pgsql import available, psycopg
 from lab.sessions.stores.pgsql import errors as _errors
@@ -117,13 +117,17 @@ class PostgresStore(OneStatementCommit):
         self._model_held = False
         self._holding = False
         self.lock_waits = 0
+        self._one_step = False  # until the schema is seen (_ensure_schema)
         try:
             kept = _kept.get(self._slot) if self._slot is not None else None
             if kept is not None and kept[1] == self._server_settings and _idle(kept[0]):
                 self._db: Any = kept[0]  # this process's connection for that slot: the schema is known to be there
+                self._one_step = kept[2]
                 return
             self._db = self._connect()
             self._ensure_schema()
+            if self._slot is not None:
+                _kept[self._slot] = (self._db, self._server_settings, self._one_step)
         except psycopg.Error as error:
             raise StoreError(f"cannot use {public_url(url)} as a PostgreSQL store: {first_line(error)}") from None
 
@@ -134,7 +138,7 @@ class PostgresStore(OneStatementCommit):
         names = ", ".join("set_config(%s, %s, false)" for _ in self._server_settings)
         db.execute(f"SELECT {names}", [part for pair in self._server_settings for part in pair])
         if self._slot is not None:
-            _kept[self._slot] = (db, self._server_settings)
+            _kept[self._slot] = (db, self._server_settings, self._one_step)
         return db
 
     @property
@@ -143,23 +147,41 @@ class PostgresStore(OneStatementCommit):
         return self._label
 
     def _ensure_schema(self) -> None:
-        found = self._db.execute("SELECT to_regclass('lab_schema') IS NOT NULL").fetchone()[0]
+        """The tables (created under an advisory lock when missing, refused when of another schema version), and
+        the one-step commit's function, created when missing; without the right to create it, sessions commit
+        the ordinary way (:meth:`commit_ticket`)."""
+        query = "SELECT to_regclass('lab_schema') IS NOT NULL, to_regproc(%s) IS NOT NULL"
+        found, function = self._db.execute(query, (ONE_STEP_NAME,)).fetchone()
+        current = False
         if found:
             row = self._db.execute("SELECT version FROM lab_schema").fetchone()
-            if row is not None and row[0] == SCHEMA_VERSION:
-                return
-        with self._db.transaction():
-            self._db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-            for statement in _SCHEMA:
-                self._db.execute(statement)
-            row = self._db.execute("SELECT version FROM lab_schema").fetchone()
-            if row is None:
-                self._db.execute("INSERT INTO lab_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
-            elif row[0] != SCHEMA_VERSION:
-                raise StoreError(
-                    f"{self._label} holds lab tables of schema version {row[0]}; this lab knows "
-                    f"version {SCHEMA_VERSION}"
-                )
+            current = row is not None and row[0] == SCHEMA_VERSION
+        if not current:
+            with self._db.transaction():
+                self._db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+                for statement in _SCHEMA:
+                    self._db.execute(statement)
+                row = self._db.execute("SELECT version FROM lab_schema").fetchone()
+                if row is None:
+                    self._db.execute("INSERT INTO lab_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+                elif row[0] != SCHEMA_VERSION:
+                    raise StoreError(
+                        f"{self._label} holds lab tables of schema version {row[0]}; this lab knows "
+                        f"version {SCHEMA_VERSION}"
+                    )
+        self._one_step = bool(function) or self._create_function()
+
+    def _create_function(self) -> bool:
+        """Create :data:`~.pgcommit.ONE_STEP_FUNCTION` (under the schema's advisory lock, so that processes
+        starting together do not race); False when this user may not."""
+        try:
+            with self._db.transaction():
+                self._db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+                if self._db.execute("SELECT to_regproc(%s) IS NULL", (ONE_STEP_NAME,)).fetchone()[0]:
+                    self._db.execute(ONE_STEP_FUNCTION)
+        except _errors.InsufficientPrivilege:
+            return False
+        return True
 
     # -- the hooks of SqlCommits ---------------------------------------------------------------------------------
 
@@ -249,6 +271,7 @@ def _idle(db: Any) -> bool:
     return not db.closed and not db.broken and db.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
 
 
-_kept: dict[tuple[str, str], tuple[Any, tuple[tuple[str, str], ...]]] = {}
-"""Connections kept for ``PostgresStore(..., reuse=SLOT)``, with the timeouts they were given: a lesson set up
+_kept: dict[tuple[str, str], tuple[Any, tuple[tuple[str, str], ...], bool]] = {}
+"""Connections kept for ``PostgresStore(..., reuse=SLOT)``, with the timeouts they were given and whether the
+database has the one-step commit's function: a lesson set up
 afresh for every run of an exploration would otherwise pay a new connection per worker per run."""

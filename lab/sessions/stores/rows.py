@@ -95,12 +95,16 @@ def row_state(row: Sequence[Any] | None, label: str, name: str) -> RowState:
     version = checked_version(row[0], label, name)
     check_sequence(version, row[4], label, name)
     history = decode_history(row[1], version, label, name)
-    receipt: tuple[str, str] | None = None
-    if row[2] is not None or row[3] is not None:
-        if not (isinstance(row[2], str) and isinstance(row[3], str)):
-            raise damaged(label, name, "a receipt's question or answer is not text")
-        receipt = (row[2], row[3])
-    return RowState(version, history, receipt)
+    return RowState(version, history, receipt_of(row[2], row[3], label, name))
+
+
+def receipt_of(question: object, answer: object, label: str, name: str) -> tuple[str, str] | None:
+    """A receipt's ``(question, answer)`` as read (both ``NULL``: no receipt), refused unless both are text."""
+    if question is None and answer is None:
+        return None
+    if not (isinstance(question, str) and isinstance(answer, str)):
+        raise damaged(label, name, "a receipt's question or answer is not text")
+    return question, answer
 
 
 def _has_surrogate(text: str) -> bool:

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from lab.errors import LabError, Unavailable
 from lab.messages import Message
@@ -98,6 +98,40 @@ class Store(Protocol):
 
     def close(self) -> None:
         """Close the connection; the data stays in the database."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """What a one-step commit decided: ``committed``, or else the version and the request id's receipt (as
+    :class:`RowState` has them, checked like a read) that its refusal saw."""
+
+    committed: bool
+    version: int
+    receipt: tuple[str, str] | None = None
+
+
+@runtime_checkable
+class OneStepStore(Store, Protocol):
+    """A store that also decides a whole commit in one round trip (PostgreSQL): the session sends the ticket and
+    the store reads, decides and writes or refuses in one statement, with no read before it."""
+
+    def commit_ticket(
+        self,
+        key: str,
+        name: str,
+        *,
+        version: int,
+        base: tuple[Message, ...],
+        history: tuple[Message, ...],
+        request_id: str,
+        question: str,
+        answer: str,
+        receipt_capacity: int,
+    ) -> Decided | None:
+        """Commit ``history`` if the row is still at ``version`` holding ``base`` and the request id has no
+        receipt; else write nothing and say what the refusal saw. ``None`` when the store cannot decide in one
+        step just now: the session then reads and decides itself."""
         ...
 
 
