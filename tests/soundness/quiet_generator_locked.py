@@ -6,8 +6,7 @@ from lab import Scenario, acceptable, actor, forbidden
 
 
 def _counting() -> Iterator[int]:
-    for n in range(10):
-        yield n
+    yield from range(10)
 
 
 class QuietGeneratorLocked(Scenario):

@@ -21,7 +21,8 @@ MACHINERY = (
     "audit.py",
 )
 """The lab's own machinery, by path prefix: the engine and the hooks that feed it, the scenario runner, the
-campaign that decides a run's status, and the evidence code with the commands. Archived machinery that differs from the auditing checkout fails an audit unless the drift is accepted."""
+campaign that decides a run's status, and the evidence code with the commands. Archived machinery that differs
+from the auditing checkout fails an audit unless the drift is accepted."""
 
 
 def is_machinery(path: str) -> bool:

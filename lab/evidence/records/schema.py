@@ -301,7 +301,7 @@ EXPLORATION_OPTIONAL: Mapping[str, Rule] = {
     "counts": (
         lambda v: isinstance(v, dict) and all(isinstance(n, int) or n == "not computed" for n in v.values()),
         "an object of counts (whole numbers, or 'not computed' for the naive count)",
-    )
+    ),
 }
 
 KILL_MATRIX_FIELDS: Mapping[str, Rule] = {

@@ -151,7 +151,8 @@ def _racing_accesses(explanation: object) -> dict[int, list[str]]:
             step = race.get(side)
             if isinstance(step, Mapping):
                 accesses = [f"{a['access']} at {a['file']}:{a['line']}" for a in step.get("accesses", [])]
-                found.setdefault(int(step["step"]), []).extend(a for a in accesses if a not in found.get(int(step["step"]), []))
+                known = found.setdefault(int(step["step"]), [])
+                known.extend(a for a in accesses if a not in known)
     return found
 
 

@@ -92,7 +92,8 @@ h2{font-size:20px;margin:36px 0 6px;padding-top:12px;border-top:2px solid var(--
 h3{font-size:16px;margin:24px 0 6px}h4{font-size:14px;margin:16px 0 4px}
 code,pre{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}
 pre{background:var(--soft);padding:8px;white-space:pre-wrap;margin:6px 0}
-table{border-collapse:collapse;margin:6px 0;display:block;overflow-x:auto;max-width:100%}th,td{border:1px solid var(--line);padding:3px 8px;text-align:left;
+table{border-collapse:collapse;margin:6px 0;display:block;overflow-x:auto;max-width:100%}
+th,td{border:1px solid var(--line);padding:3px 8px;text-align:left;
 vertical-align:top}th{background:var(--soft)}
 .note{color:var(--mute);font-size:12px;margin:4px 0}.lesson{font-size:16px;font-weight:600;margin:4px 0}
 .badge{display:inline-block;padding:0 6px;border-radius:8px;font-weight:600;font-size:12px;background:var(--soft)}

@@ -19,8 +19,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
-from lab.engine.core import RunStatus
-from lab.engine.core import TraceEvent
+from lab.engine.core import RunStatus, TraceEvent
 from lab.evidence.report.timeline import Mark, Wait, build_strip, build_timeline, runs
 
 MAX_EVENTS = 250

@@ -18,9 +18,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from lab.engine.core import ActorEnd, RunStatus
-from lab.engine.core import read_schedule
-from lab.engine.core import Json, TraceEvent
+from lab.engine.core import ActorEnd, Json, RunStatus, TraceEvent, read_schedule
 
 MAX_ROWS = 400
 """Rows drawn at most; a longer trace ends with a row pointing at ``trace.jsonl``."""
@@ -165,8 +163,8 @@ class Strip:
 
 def build_strip(schedule: str, actors: Sequence[str]) -> Strip:
     """The choices of ``schedule`` over ``actors``, read by the engine's own parser
-    (:func:`lab.engine.core._schedule.read_schedule`, both spellings), so a report draws exactly what replay would follow;
-    a string that parser refuses is drawn as unreadable rather than guessed at."""
+    (:func:`lab.engine.core._schedule.read_schedule`, both spellings), so a report draws exactly what replay would
+    follow; a string that parser refuses is drawn as unreadable rather than guessed at."""
     lanes = tuple(actors)
     steps = read_schedule(schedule, lanes)
     if steps is None:

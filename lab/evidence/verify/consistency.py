@@ -305,9 +305,7 @@ def _check_started(
         )
 
 
-def _check_audit(
-    reader: FolderReader, listing: Mapping[str, str], problems: list[Problem]
-) -> Mapping[str, Any] | None:
+def _check_audit(reader: FolderReader, listing: Mapping[str, str], problems: list[Problem]) -> Mapping[str, Any] | None:
     if AUDIT not in listing:
         return None  # the layout check reports it missing
     record = load_record(reader, listing, AUDIT, AUDIT_FIELDS, problems, AUDIT_OPTIONAL)

@@ -30,9 +30,9 @@ from lab.evidence.records.loading import load_record
 from lab.evidence.records.safefs import FolderReader, printable
 from lab.evidence.records.schema import (
     EXPLANATION_FIELDS,
-    STEP_FIELDS,
     EXPLORATION_FIELDS,
     KILL_MATRIX_FIELDS,
+    STEP_FIELDS,
     SUMMARY_FIELDS,
     SUMMARY_KEYS,
     VERDICT_WORDS,
@@ -48,7 +48,6 @@ from lab.evidence.verify.cross_check import (
 from lab.scenarios.explaining import Explanation
 from lab.scenarios.exploring import ExploreVerdict
 from lab.scenarios.kill_matrix import CellStatus
-from lab.scenarios.outcomes import FAILING_GRADES
 
 _ALLOWED = ("ACCEPTABLE", "INTERESTING")
 

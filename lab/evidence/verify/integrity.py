@@ -67,7 +67,9 @@ def _empty_folders(root: Path) -> list[str]:
             empty.append(rel)
         if depth < MAX_DEPTH:
             waiting.extend(
-                (os.path.join(where, name), f"{rel}/{name}" if rel else name, depth + 1) for name, folder in names if folder
+                (os.path.join(where, name), f"{rel}/{name}" if rel else name, depth + 1)
+                for name, folder in names
+                if folder
             )
     return empty
 

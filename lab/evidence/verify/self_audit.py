@@ -46,7 +46,8 @@ def check_self_audit(
 
     def differ(field: str, derived: object) -> None:
         recorded = _get(record, field)
-        problems.append(Problem(AUDIT, f"{field} is {shown(recorded, 80)}, but the folder makes it {shown(derived, 80)}"))
+        said, made = shown(recorded, 80), shown(derived, 80)
+        problems.append(Problem(AUDIT, f"{field} is {said}, but the folder makes it {made}"))
 
     files = len([rel for rel in listing if rel not in (AUDIT, SUMS, SIGNATURE)])
     derived: dict[str, object] = {
@@ -96,9 +97,10 @@ def _claims_less(rerun: Mapping[str, Any], explorations: int) -> bool:
     re-execute, as tests do for speed): SKIPPED, nothing run, the ``--no-rerun`` note."""
     note = NO_RERUN + (": neither the scenarios nor the explorations were run again" if explorations else "")
     claimed = {key: rerun.get(key) for key in ("status", "note", "scenarios", "explorations")}
-    return claimed == {"status": "SKIPPED", "note": note, "scenarios": 0, "explorations": 0} and rerun.get(
-        "code", ""
-    ) == ""
+    return (
+        claimed == {"status": "SKIPPED", "note": note, "scenarios": 0, "explorations": 0}
+        and rerun.get("code", "") == ""
+    )
 
 
 def _get(record: Mapping[str, Any], field: str) -> object:

@@ -12,8 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lab.engine.core import ActorEnd, RunStatus
-from lab.engine.core import TraceEvent, encode_trace
+from lab.engine.core import ActorEnd, RunStatus, TraceEvent, encode_trace
 from lab.evidence.records.findings import Problem
 from lab.evidence.records.layout import result_path, trace_path
 from lab.evidence.records.records import same_json
