@@ -4,14 +4,15 @@ model does see leaves no gap."""
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from lab.errors import UsageError
-from lab.scenarios.cross_check import cross_check
+from lab.errors import ScenarioError, UsageError
+from lab.scenarios.cross_check import check_exploration, cross_check
 from lab.scenarios.exploring import explore_scenario
 from lab.scenarios.loader import LoadedScenario, load
 from lab.testing import ExplorationFailed, explore_code
@@ -75,6 +76,47 @@ def test_a_race_the_model_sees_leaves_no_gap() -> None:
 def test_a_cross_check_needs_runs() -> None:
     with pytest.raises(UsageError, match="needs a number of runs >= 1"):
         cross_check(_loaded("race_two_requests"), 0)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_contained_real_runs_leave_no_thread_behind() -> None:
+    """A deadlock's real runs HUNG, and their threads cannot be stopped: made in a child process, they end with it."""
+    deadlock = _loaded("abba_deadlock")
+    found = explore_scenario(deadlock, granularity="probe")
+    before = threading.active_count()
+    checked = check_exploration(deadlock, found, 2, seconds=0.5, contained=True)
+    assert checked.cross_check is not None and checked.cross_check.runs == 2 and not checked.gap_lines
+    assert any('"run": "HUNG"' in key for key in checked.cross_check.reached)
+    assert threading.active_count() == before
+
+
+LEAVES = '''"""An actor that ends its process on a cross-check's real threads (exploring it would end the test)."""
+
+import os
+import threading
+
+from lab import Scenario, actor
+
+
+class Leaves(Scenario):
+    source = "a test"
+
+    @actor
+    def quitter(self) -> None:
+        if threading.current_thread().name.startswith("cross-check"):
+            os._exit(7)
+'''
+
+
+def test_a_child_that_ends_without_reporting_is_one_line(tmp_path: Path) -> None:
+    """Code under study that ends its process in a real run ends the child, never the command, which says so."""
+    (tmp_path / "leaves.py").write_text(LEAVES, encoding="utf-8")
+    item = load(tmp_path / "leaves.py")
+    assert isinstance(item, LoadedScenario), item
+    found = explore_scenario(item, granularity="probe")
+    with pytest.raises(ScenarioError, match=r"ended before it reported \(exit code 7\)"):
+        check_exploration(item, found, 1, contained=True)
 
 
 def _not_checked(item: LoadedScenario) -> str:

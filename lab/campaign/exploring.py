@@ -112,7 +112,7 @@ def explore(
             listener.exploration_done(found)
             if settings.cross_check:  # real threads check the model; the records stay the search's own
                 listener.cross_check_started(item.name, granularity, settings.cross_check)
-                found = check_exploration(item, found, settings.cross_check)
+                found = check_exploration(item, found, settings.cross_check, contained=True)
                 listener.cross_check_done(found, found.lines())
             explorations.append(found)
     races = [item for item in chosen.to_explore if race_scenario(item)]

@@ -1,3 +1,4 @@
+# size: real runs, their tally, their comparison with an exploration and their containment make one check
 """Real threads check the model: the actors run many times on fresh, free threads, and what they reach is compared
 with what the exploration reached.
 
@@ -15,7 +16,8 @@ from a generator seeded by the run's number): threads released together otherwis
 every run, and reach nearly the same outcome.
 Probe holds and signals still apply (an actor on a free thread is named to them: ``FREE_ACTOR``), and the lab's
 latches behave as their ``threading`` counterparts; nothing else of the lab is involved: no scheduler, no stand-ins,
-no rewritten code. An actor that has not finished by the deadline is HUNG; its thread is left behind (a daemon).
+no rewritten code. An actor that has not finished by the deadline is HUNG; its thread is left behind (a daemon),
+unless the runs were made in a child process (``contained``, as the command makes them), which takes it along.
 
 Real runs run on real time. A scenario whose outcome is a time (the scripted transport's deadlines run on the run's
 virtual clock) reads it differently there, and cannot be cross-checked for it: it says why in ``not_cross_checked``,
@@ -28,6 +30,7 @@ counts may differ from one run to the next, only what kind of thing it says is f
 from __future__ import annotations
 
 import json
+import os
 import random
 import sys
 import threading
@@ -38,7 +41,7 @@ from dataclasses import dataclass, field, fields
 
 from lab.engine.core import Json, Scheduler, sorted_detail
 from lab.engine.sync import FREE_ACTOR
-from lab.errors import UsageError
+from lab.errors import ScenarioError, UsageError
 from lab.scenarios.base import Lab, Scenario
 from lab.scenarios.exploring import ExploreVerdict, ScenarioExploration, outcome_key
 from lab.scenarios.loader import LoadedScenario
@@ -140,15 +143,28 @@ class CheckedExploration(ScenarioExploration):
 
 
 def check_exploration(
-    loaded: LoadedScenario, found: ScenarioExploration, runs: int, *, seconds: float = RUN_SECONDS
+    loaded: LoadedScenario,
+    found: ScenarioExploration,
+    runs: int,
+    *,
+    seconds: float = RUN_SECONDS,
+    contained: bool = False,
 ) -> CheckedExploration:
     """``found`` checked by ``runs`` real runs of the same scenario and variant, or, for a scenario that says why it
-    cannot be (``not_cross_checked``), marked so, with its verdict unchanged."""
+    cannot be (``not_cross_checked``), marked so, with its verdict unchanged.
+
+    ``contained``: make the runs in a child process (``os.fork``, where there is one), so that the threads of a run
+    that HUNG, which nothing can stop, end with it instead of living on in the caller (a spinning one would take a
+    core from everything after it)."""
     kept = {f.name: getattr(found, f.name) for f in fields(ScenarioExploration)}
     reason = str(getattr(loaded.cls, "not_cross_checked", "") or "")
     if reason:
         return CheckedExploration(**kept, search_verdict=found.verdict, not_checked=reason)
-    check = cross_check(loaded, runs, variant=found.variant or None, seconds=seconds)
+    variant = found.variant or None
+    if contained and hasattr(os, "fork"):
+        check = _in_a_child(loaded, runs, variant, seconds)
+    else:
+        check = cross_check(loaded, runs, variant=variant, seconds=seconds)
     gaps = tuple(check.describe_gaps(found))
     verdict = ExploreVerdict.FAIL if gaps else found.verdict
     kept["verdict"] = verdict
@@ -175,6 +191,41 @@ def cross_check(
     finally:
         sys.setswitchinterval(previous)
     return CrossCheck(loaded.name, runs, dict(reached), failures)
+
+
+def _in_a_child(loaded: LoadedScenario, runs: int, variant: str | None, seconds: float) -> CrossCheck:
+    """:func:`cross_check` in a forked child, which reports its tally as JSON on a pipe and ends with ``os._exit``
+    (its leftover threads with it); a child that ends without reporting is a :class:`ScenarioError`."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: nothing of it returns
+        code = 1
+        try:
+            os.close(read)
+            tally = cross_check(loaded, runs, variant=variant, seconds=seconds).to_json()
+            with os.fdopen(write, "wb") as out:
+                out.write(json.dumps(tally).encode("utf-8"))
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read, "rb") as source:
+        data = source.read()
+    _, status = os.waitpid(pid, 0)
+    try:
+        tally = json.loads(data)
+        return CrossCheck(str(tally["name"]), int(tally["runs"]), dict(tally["reached"]), int(tally["setup_failures"]))
+    except (ValueError, KeyError, TypeError):
+        raise ScenarioError(
+            f"cross-check of {loaded.name}: its real runs' process ended before it reported "
+            f"({_ended(status)}); nothing of them was recorded"
+        ) from None
+
+
+def _ended(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"killed by signal {os.WTERMSIG(status)}"
+    return f"exit code {os.waitstatus_to_exitcode(status)}"
 
 
 def _one_run(loaded: LoadedScenario, variant: str | None, seconds: float, draw: random.Random) -> str | None:
