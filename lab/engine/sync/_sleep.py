@@ -142,7 +142,9 @@ def _read_clock(run: _Run, me: str) -> float:
 
 
 def _monotonic() -> float:
-    """What ``time.monotonic`` is during a run: inside actors, the run's real start plus the virtual clock."""
+    """What ``time.monotonic`` is during a run: inside actors, a fixed start (``EPOCH_MONOTONIC``, in
+    :mod:`lab.engine.sync._standard_base`) plus the virtual clock; outside them, the machine's clock (so a reading
+    taken in ``setup()`` is not on the actors' clock: compare readings taken inside actors)."""
     acting = _acting()
     if acting is None:
         return _REAL_MONOTONIC()
@@ -151,7 +153,8 @@ def _monotonic() -> float:
 
 
 def _time() -> float:
-    """What ``time.time`` is during a run: inside actors, the run's real start plus the virtual clock."""
+    """What ``time.time`` is during a run: inside actors, a fixed date (``_standard_base.EPOCH_TIME``) plus the virtual
+    clock; outside them, the machine's."""
     acting = _acting()
     if acting is None:
         return _REAL_TIME()

@@ -41,6 +41,14 @@ _REAL_SIMPLE_QUEUE = queue.SimpleQueue
 _REAL_SLEEP = time.sleep
 _REAL_MONOTONIC = time.monotonic
 _REAL_TIME = time.time
+
+EPOCH_MONOTONIC = 1_048_576.0
+EPOCH_TIME = 1_767_225_600.0
+"""What ``time.monotonic()`` and ``time.time()`` read in a run before any virtual time has passed: fixed, not the
+machine's clock at the run's start. A value the program works out from the clock (``deadline - monotonic()``) is
+then the same float on every machine and in every run: from the real start, its last bits followed the machine's
+uptime (``9.999997000000008`` recorded by a run after 1,024 s of uptime, ``...894`` before), and an audit's
+re-execution differed. ``time.time()`` reads 2026-01-01T00:00:00Z plus the virtual clock."""
 _REAL_THREAD_START = threading.Thread.start
 
 _UNDER_TEST = ("lab.sessions", "lab.mutants")
@@ -74,8 +82,8 @@ class _Run:
     def __init__(self, scheduler: Scheduler) -> None:
         self.scheduler = scheduler
         self.clock = 0.0
-        self.epoch_monotonic = _REAL_MONOTONIC()
-        self.epoch_time = _REAL_TIME()
+        self.epoch_monotonic = EPOCH_MONOTONIC
+        self.epoch_time = EPOCH_TIME
         self.timed: dict[str, _Timed] = {}
         self.read_at: dict[str, tuple[float, int]] = {}  # per actor: the clock it read last, and repeats of it
         self.drift: dict[str, float] = {}  # per actor: how far its polling moved the clock it reads (_sleep)
