@@ -21,6 +21,8 @@ one row on two connections would otherwise look independent):
   history (pair appended, old rounds trimmed, computed by the session from the snapshot it read, which the
   compare-and-set proves is still current), the receipt stored and the oldest evicted. False when another commit
   got there first: the session then reads again and decides again (STALE, or DUPLICATE for the same request).
+- :meth:`OneStepStore.commit_ticket` (PostgreSQL) is the whole commit in one round trip: the session sends the
+  ticket, and the server reads, decides and writes or refuses in one statement, with no read before it.
 - :meth:`Store.overwrite` writes without the compare-and-set. It is the mistake article 003 warns about, kept only
   for the mutant that shows the lost update (:class:`lab.mutants.InProcessLockSession`).
 

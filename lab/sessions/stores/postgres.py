@@ -11,9 +11,11 @@ others' commits fail after 5 s with one line ("session s1's row is held by anoth
 forever, and the server ends the frozen client's transaction after a minute. Opening a session that exists is a
 plain read, which never waits for a row lock (an ``INSERT ... ON CONFLICT`` would wait for the holder).
 
-**The commit** is one statement, its own transaction, one round trip (:mod:`.pgcommit`): no client holds the
-row across a round trip, and a refusal writes nothing and syncs nothing. ``row_held()`` (pessimistic locking, the
-``row_lock_wait`` lesson) and the mutant's ``overwrite`` lock the row in a write transaction (:mod:`.pgrow`).
+**The commit** is one round trip, its own transaction (:mod:`.pgcommit`): a session sends its ticket to a
+server-side function that reads, decides and writes or refuses (``commit_ticket``), or, having read the row itself,
+sends one compare-and-set statement (``commit_round``). No client holds the row across a round trip, and a
+refusal writes nothing and syncs nothing. ``row_held()`` (pessimistic locking, the ``row_lock_wait`` lesson) and
+the mutant's ``overwrite`` lock the row in a write transaction (:mod:`.pgrow`).
 
 **Errors and reconnecting.** Every driver error becomes one :class:`StoreError` line (:mod:`.failures`). A
 connection the server closed (a restart, a stop, an idle transaction ended) is reopened at the start of the next
