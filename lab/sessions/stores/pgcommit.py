@@ -5,13 +5,14 @@ A session commits a ticket through :meth:`OneStatementCommit.commit_ticket`, one
 it, and a refusal takes no lock and writes nothing. ``commit_round`` (:attr:`OneStatementCommit.COMMIT_ROUND`) is
 the same compare-and-set for a session that read the row itself (the fallback, and within ``row_held``).
 
-SQLite commits step by step under its write lock (:mod:`.commits`). On PostgreSQL the same decision is one
-statement (:attr:`OneStatementCommit.COMMIT_ROUND`), so that no client ever holds the session's row across a round
-trip: the old commit locked the row, then read, then decided, each a round trip, and committed its refusals too,
-so with many processes on one session each commit waited behind the refusals of the last and each refusal synced
-the WAL (26.8 commits/s at 8 processes and 7.9 at 32 in issue 24's measurement; 322 syncs for 71 COMMITTED).
-Now a commit that finds another in progress waits inside the server for its row lock and re-checks the version
-when it is let go, and a refusal writes nothing.
+SQLite commits step by step under its write lock (:mod:`.commits`). On PostgreSQL the same decision is one statement
+(the function's call, or :attr:`OneStatementCommit.COMMIT_ROUND`), so that no client ever holds the session's row
+across a round trip: the old commit locked the row, then read, then decided, each a round trip, and committed its
+refusals too, so with many processes on one session each commit waited behind the refusals of the last and each
+refusal synced the WAL (26.8 commits/s at 8 processes and 7.9 at 32 in issue 24's measurement; 322 syncs for 71
+COMMITTED). Now a commit that finds another in progress waits for it inside the server (the function: on a shared
+advisory lock; ``COMMIT_ROUND``: for the row lock) and re-checks the version when it is let go, and a refusal writes
+nothing.
 """
 
 from __future__ import annotations
