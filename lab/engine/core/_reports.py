@@ -101,9 +101,13 @@ class Reports(Handoff):
             steps.current.add(entry)
             steps.log.append((steps.index, steps.actor, entry, where, steps.locks))
 
-    def access_all(self, entries: list[Entry], where: tuple[str, int], *, schedule: bool = False) -> None:
+    def access_all(
+        self, entries: list[Entry], where: tuple[str, int], *, schedule: bool = False, one_operation: bool = True
+    ) -> None:
         """Record several accesses made by one operation (a call the lab cannot see into), one point at most: the
-        entries are one access for the atomicity check (no other actor can run between them)."""
+        entries are one access for the atomicity check (no other actor can run between them), unless
+        ``one_operation`` is false: Python code the lab does not rewrite, which a real thread can be switched out
+        of between any two of its accesses."""
         actor: Actor | None = getattr(self.local, "actor", None)
         if actor is None or self._aborted or not entries:
             return
@@ -118,7 +122,7 @@ class Reports(Handoff):
         for entry in entries:
             steps.current.add(entry)
             log.append((steps.index, steps.actor, entry, where, steps.locks))
-        if len(log) > first + 1:  # one operation: nothing runs between its entries (the atomicity check)
+        if one_operation and len(log) > first + 1:  # nothing runs between its entries (the atomicity check)
             steps.joined.extend(range(first + 1, len(log)))
 
     def enter_opaque(self, footprint: Footprint) -> None:

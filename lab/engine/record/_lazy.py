@@ -17,7 +17,7 @@ import lab.engine.record._active as _active
 from lab.engine.core._footprint import ANY_KEY, Entry
 from lab.engine.record._builtin_footprints import GENERATOR_TYPES, READ_ONLY_METHODS
 from lab.engine.record._calls import Kind, callback_entries, classify, opaque_subscript
-from lab.engine.record._unknown import reach_entries
+from lab.engine.record._unknown import outside_python, reach_entries
 from lab.engine.record._values import CLASS_OR_MODULE, IMMUTABLE_TYPE
 
 if TYPE_CHECKING:
@@ -33,6 +33,9 @@ class Derived:
     calls_back: bool
     """Whether using it may run code under test (a function it applies, a generator it advances) between its reads."""
     footprint: frozenset[Entry]
+    outside: bool = False
+    """Whether it applies the program's Python code outside the modules under test, which a thread can be switched
+    out of between its accesses: its entries are then not one operation (:func:`outside_python`)."""
 
 
 NOT_LAZY, VIEW, ITERATOR = 0, 1, 2
@@ -68,7 +71,7 @@ def derive(run: Recording, lazy: object, sources: tuple[Any, ...]) -> None:
     touches the containers at the root. An iterator among the sources is advanced by each use (a write of it);
     anything else is read. ``lazy`` is kept alive for the run, so its id stays its own."""
     entries: list[Entry] = []
-    calls_back = False
+    calls_back = outside = False
     derived, things = run._derived, run._things
     for value in sources:
         kind = type(value)
@@ -77,6 +80,7 @@ def derive(run: Recording, lazy: object, sources: tuple[Any, ...]) -> None:
                 calls_back = True  # code applied to each item: C reads straddle the steps it may open
                 if kind is types.FunctionType and classify(run, value) == Kind.OPAQUE:  # and the lab cannot see it
                     entries.extend(callback_entries(run, value, sources))
+                    outside = outside or outside_python(value.__module__ or "")
             elif kind is types.BuiltinMethodType:  # a built-in's method applied to each item: ``map(d.get, ks)``
                 owner = value.__self__
                 if not IMMUTABLE_TYPE[type(owner)] and not isinstance(owner, CLASS_OR_MODULE):
@@ -91,6 +95,7 @@ def derive(run: Recording, lazy: object, sources: tuple[Any, ...]) -> None:
         if earlier is not None:
             entries.extend(earlier.entries)
             calls_back = calls_back or earlier.calls_back
+            outside = outside or earlier.outside
         elif lazy_kind == ITERATOR or callable(value):
             calls_back = True  # a generator or a callable object may run code under test, mid-use
         thing = things.get(id(value)) or "obj:" + run.label(value)
@@ -101,8 +106,9 @@ def derive(run: Recording, lazy: object, sources: tuple[Any, ...]) -> None:
         if before is not None:
             entries.extend(before.entries)
             calls_back = calls_back or before.calls_back
+            outside = outside or before.outside
         unique = tuple(dict.fromkeys(entries))
-        derived[id(lazy)] = Derived(unique, calls_back, frozenset(unique))
+        derived[id(lazy)] = Derived(unique, calls_back, frozenset(unique), outside)
 
 
 def use_derived(run: Recording, values: tuple[Any, ...], where: tuple[str, int]) -> frozenset[Entry] | None:
@@ -112,16 +118,17 @@ def use_derived(run: Recording, values: tuple[Any, ...], where: tuple[str, int])
     (:meth:`Scheduler.enter_opaque`). ``None`` when no value is lazy or none calls back."""
     derived = run._derived
     touched: list[Entry] = []
-    calls_back = False
+    calls_back = outside = False
     for value in values:
         got = derived.get(id(value))
         if got is not None:
             touched.extend(got.entries)
             calls_back = calls_back or got.calls_back
+            outside = outside or got.outside
     if not touched:
         return None
     if run.schedules:
-        run.scheduler.access_all(touched, where, schedule=True)
+        run.scheduler.access_all(touched, where, schedule=True, one_operation=not outside)
     else:
         steps = run._steps
         for entry in touched:

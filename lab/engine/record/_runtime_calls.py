@@ -33,7 +33,7 @@ from lab.engine.record._deep import (
 )
 from lab.engine.record._lazy import LAZY_KIND, derive, lazy_call
 from lab.engine.record._lookups import forget_classes
-from lab.engine.record._unknown import callee_roots, module_entries, reach_entries
+from lab.engine.record._unknown import callee_roots, module_entries, outside_python, reach_entries
 from lab.engine.record._values import CLASS_OR_MODULE, IMMUTABLE_TYPE
 from lab.engine.record._weak import WEAK_TYPE
 
@@ -168,14 +168,16 @@ def resumed(
     reach (:func:`callback_entries`)."""
     scheduler = run.scheduler
     held: list[Entry] = []
+    outside = False
     for g in generators:
         if type(g) is FUNCTION:  # a callback the lab cannot see: all it can reach through what it is handed
             held.extend(callback_entries(run, g, (*args, *kwargs.values())))
+            outside = outside or outside_python(g.__module__ or "")
         elif type(g) not in GENERATOR_TYPES:  # its protocol runs code the lab cannot see: all the object reaches
             held.extend(reach_entries(run, [(g, "")]))
         else:
             held.append((run._things.get(id(g)) or "obj:" + run.label(g), ANY_KEY, "w"))
-    scheduler.access_all(held, where, schedule=run.schedules)
+    scheduler.access_all(held, where, schedule=run.schedules, one_operation=not outside)
     return _resumed_with_a_window(run, f, generators, held, args, kwargs, where)
 
 
@@ -243,7 +245,7 @@ def opaque_call(
             if got is not None:
                 touched.extend(got.entries)
     scheduler = run.scheduler
-    scheduler.access_all(touched, where, schedule=run.schedules)
+    scheduler.access_all(touched, where, schedule=run.schedules, one_operation=not (walk and outside_python(module)))
     if not touched:
         return f(*args, **kwargs)
     if any(type(value) in GENERATOR_TYPES for value in (receiver, *args)):  # next(g)

@@ -40,7 +40,8 @@ class SplitStep:
                 f"{describe_entry(self.second.entry)} ({_short(self.second.where)}) in one operation the lab "
                 f"cannot see into, while {self.other.actor} may {describe_entry(self.other.entry)} "
                 f"({_short(self.other.where)}) in between with no lock in common: no granularity splits it; hold "
-                "one lock around both, or keep the state it reaches out of the other actor's way"
+                "one lock around both, keep the state it reaches out of the other actor's way, or, if it is "
+                "your code, add its module to line_modules"
             )
         if self.signal:
             return (

@@ -51,3 +51,9 @@ class Proxy:
             return self._target[name]
         except KeyError:
             raise AttributeError(name) from None
+
+
+def deposit(box: list[int]) -> None:
+    """Add one to the balance in ``box``: a read, then a write, inside one call the lab does not instrument."""
+    balance = box[0]
+    box[0] = balance + 1
