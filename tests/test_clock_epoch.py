@@ -54,3 +54,36 @@ def test_outside_actors_the_clock_is_the_machines() -> None:
         time.sleep(0.01)
         assert time.monotonic() - before >= 0.01
         assert abs(time.time() - time.time()) < 60
+
+
+def test_perf_counter_and_the_nanosecond_clocks_are_the_actors_clock_too() -> None:
+    """A busy-wait on ``perf_counter`` ends (the clock it reads moves when polled) and takes no real time; the
+    ``_ns`` variants read the same clocks. Real, perf_counter busy-waits ran a different number of times in each
+    run, and the explorer stopped with a NondeterminismError."""
+    seen: list[float] = []
+
+    def actor() -> None:
+        end = time.perf_counter() + 0.001
+        polls = 0
+        while time.perf_counter() < end:
+            polls += 1
+        seen.extend([polls, time.perf_counter() - time.monotonic()])
+        seen.append(time.monotonic_ns() // 1_000_000_000 - int(_standard_base.EPOCH_MONOTONIC))
+        seen.append(time.time_ns() // 1_000_000_000 - int(_standard_base.EPOCH_TIME))
+        seen.append(time.perf_counter_ns() // 1_000_000_000 - int(_standard_base.EPOCH_MONOTONIC))
+
+    runs = []
+    for _ in range(2):
+        seen.clear()
+        scheduler = Scheduler(watchdog_seconds=5)
+        begun = time.perf_counter()
+        with scheduler_aware_primitives(scheduler):
+            scheduler.add_actor("a", actor)
+            scheduler.run()
+        assert time.perf_counter() - begun < 1.0
+        runs.append(list(seen))
+    assert runs[0] == runs[1], runs
+    polls, drift, *seconds = runs[0]
+    assert 0 < polls < 100
+    assert abs(drift) < 0.01  # one clock: the two reads differ by the ticks polling adds
+    assert seconds == [0, 0, 0]

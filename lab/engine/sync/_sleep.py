@@ -12,8 +12,12 @@ from lab.engine.sync._standard_base import (
     _CLOCK_READ,
     _CLOCK_WRITE,
     _REAL_MONOTONIC,
+    _REAL_MONOTONIC_NS,
+    _REAL_PERF_COUNTER,
+    _REAL_PERF_COUNTER_NS,
     _REAL_SLEEP,
     _REAL_TIME,
+    _REAL_TIME_NS,
     _acting,
     _Run,
     _wait,
@@ -160,6 +164,48 @@ def _time() -> float:
         return _REAL_TIME()
     run, me = acting
     return run.epoch_time + _read_clock(run, me)
+
+
+def _perf_counter() -> float:
+    """What ``time.perf_counter`` is during a run: inside actors, the same clock as ``time.monotonic`` (a busy-wait
+    on it ends, and takes no real time); outside them, the machine's."""
+    acting = _acting()
+    if acting is None:
+        return _REAL_PERF_COUNTER()
+    run, me = acting
+    return run.epoch_monotonic + _read_clock(run, me)
+
+
+def _nanoseconds(epoch: float, reading: float) -> int:
+    """A reading of the virtual clock from ``epoch``, in whole nanoseconds (exact for the fixed epochs)."""
+    return int(epoch) * 1_000_000_000 + round(reading * 1e9)
+
+
+def _monotonic_ns() -> int:
+    """``time.monotonic_ns``: :func:`_monotonic` in nanoseconds."""
+    acting = _acting()
+    if acting is None:
+        return _REAL_MONOTONIC_NS()
+    run, me = acting
+    return _nanoseconds(run.epoch_monotonic, _read_clock(run, me))
+
+
+def _perf_counter_ns() -> int:
+    """``time.perf_counter_ns``: :func:`_perf_counter` in nanoseconds."""
+    acting = _acting()
+    if acting is None:
+        return _REAL_PERF_COUNTER_NS()
+    run, me = acting
+    return _nanoseconds(run.epoch_monotonic, _read_clock(run, me))
+
+
+def _time_ns() -> int:
+    """``time.time_ns``: :func:`_time` in nanoseconds."""
+    acting = _acting()
+    if acting is None:
+        return _REAL_TIME_NS()
+    run, me = acting
+    return _nanoseconds(run.epoch_time, _read_clock(run, me))
 
 
 class _VirtualSelector:

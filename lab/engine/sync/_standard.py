@@ -46,13 +46,13 @@ the start of the sleep plus ``s``. A wait with a timeout (``Event.wait(5)``, ``C
 when no other actor can make progress, earliest deadline first (sleepers included): the clock then jumps to that
 deadline. A timeout of zero or less never waits. Whether a timeout fires depends on what the others are doing (a
 sleeper, another deadline), so a sleep and a wait with a timeout both write the clock at their scheduling point,
-and the explorer tries both orders of them. Inside actors, ``time.monotonic()`` and ``time.time()`` read the run's
-start (real) plus the virtual clock, so deadlines computed with them agree with the sleeps (differences are
-deterministic, absolute values are not); an actor that reads the clock again and finds it unchanged is polling it,
+and the explorer tries both orders of them. Inside actors, ``time.monotonic()`` and ``time.time()`` read a fixed
+start plus the virtual clock, so deadlines computed with them agree with the sleeps, and every value is the same in
+every run; an actor that reads the clock again and finds it unchanged is polling it,
 and the clock it reads moves on by a tick of its own (doubling at each further unchanged read), so a busy-wait
 ends; ``selectors.DefaultSelector().select(timeout)`` sleeps on the virtual clock (an event loop in an actor).
-``logging``'s own locks are scheduler-aware for the run (:mod:`lab.engine.sync._logging_locks`). ``perf_counter``
-and the ``_ns`` variants stay real.
+``logging``'s own locks are scheduler-aware for the run (:mod:`lab.engine.sync._logging_locks`). Inside actors,
+``perf_counter`` reads the same clock as ``monotonic``, and the ``_ns`` variants the same clocks in nanoseconds.
 
 Limits: code that bound a name before the run (``from threading import Lock`` at import time, a default argument,
 ``field(default_factory=threading.Lock)``) keeps the original, except in the modules named by ``code``, whose
@@ -85,7 +85,16 @@ from lab.engine.sync._made_before import rebind_made_before
 from lab.engine.sync._queue import LifoQueue, PriorityQueue, Queue, SimpleQueue
 from lab.engine.sync._rlock import RLock
 from lab.engine.sync._semaphore import BoundedSemaphore, Semaphore
-from lab.engine.sync._sleep import _monotonic, _sleep, _time, _VirtualSelector
+from lab.engine.sync._sleep import (
+    _monotonic,
+    _monotonic_ns,
+    _perf_counter,
+    _perf_counter_ns,
+    _sleep,
+    _time,
+    _time_ns,
+    _VirtualSelector,
+)
 from lab.engine.sync._standard_base import (
     _CALLS_ON_BEHALF,
     _REAL_ALLOCATE_LOCK,
@@ -163,6 +172,10 @@ _REPLACEMENTS: tuple[tuple[types.ModuleType | type, str, object], ...] = (
     (time, "sleep", _sleep),
     (time, "monotonic", _monotonic),
     (time, "time", _time),
+    (time, "perf_counter", _perf_counter),
+    (time, "monotonic_ns", _monotonic_ns),
+    (time, "perf_counter_ns", _perf_counter_ns),
+    (time, "time_ns", _time_ns),
     (selectors, "DefaultSelector", _VirtualSelector),
     (threading.Thread, "start", _start_thread),
 )

@@ -41,6 +41,10 @@ _REAL_SIMPLE_QUEUE = queue.SimpleQueue
 _REAL_SLEEP = time.sleep
 _REAL_MONOTONIC = time.monotonic
 _REAL_TIME = time.time
+_REAL_PERF_COUNTER = time.perf_counter
+_REAL_MONOTONIC_NS = time.monotonic_ns
+_REAL_PERF_COUNTER_NS = time.perf_counter_ns
+_REAL_TIME_NS = time.time_ns
 
 EPOCH_MONOTONIC = 1_048_576.0
 EPOCH_TIME = 1_767_225_600.0
