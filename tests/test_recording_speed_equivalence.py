@@ -104,7 +104,9 @@ class _NoPoints:
     def __init__(self, scheduler: Scheduler) -> None:
         self._scheduler = scheduler
 
-    def access_all(self, entries: list[Entry], where: tuple[str, int], *, schedule: bool) -> None:
+    def access_all(
+        self, entries: list[Entry], where: tuple[str, int], *, schedule: bool, one_operation: bool = True
+    ) -> None:
         self._scheduler.access_all(entries, where, schedule=False)
 
     def __getattr__(self, name: str) -> Any:

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import lab.engine.record._active as _active
 from lab.engine.core._footprint import ANY_KEY, Entry
 from lab.engine.record._builtin_footprints import GENERATOR_TYPES, READ_ONLY_METHODS
-from lab.engine.record._calls import Kind, callback_entries, classify, opaque_subscript
-from lab.engine.record._unknown import outside_python, reach_entries
+from lab.engine.record._calls import Kind, callback_entries, classify, opaque_subscript, outside_python
+from lab.engine.record._unknown import reach_entries
 from lab.engine.record._values import CLASS_OR_MODULE, IMMUTABLE_TYPE
 
 if TYPE_CHECKING:

@@ -22,6 +22,7 @@ from lab.engine.record._calls import (
     callback_entries,
     classify,
     opaque_protocol,
+    outside_python,
     passed_entries,
 )
 from lab.engine.record._deep import (
@@ -33,7 +34,7 @@ from lab.engine.record._deep import (
 )
 from lab.engine.record._lazy import LAZY_KIND, derive, lazy_call
 from lab.engine.record._lookups import forget_classes
-from lab.engine.record._unknown import callee_roots, module_entries, outside_python, reach_entries
+from lab.engine.record._unknown import callee_roots, module_entries, reach_entries
 from lab.engine.record._values import CLASS_OR_MODULE, IMMUTABLE_TYPE
 from lab.engine.record._weak import WEAK_TYPE
 

@@ -296,13 +296,3 @@ def callee_roots(f: Any) -> tuple[list[tuple[Any, str]], str, bool]:
     if isinstance(call, types.FunctionType):
         return [(f, "")], call.__module__ or "", True
     return [(f, "")], type(f).__module__, False
-
-
-def outside_python(module: str) -> bool:
-    """Whether Python code of ``module`` is the program's own, outside the modules under test (not the standard
-    library's, not the lab's): a thread can be switched out of it between any two of its accesses, so what a call of
-    it is charged with is not one operation, and the atomicity check may ask for its module to be put under test.
-    The standard library's Python code is taken as one operation, as C code is: its modules keep to themselves
-    what they share between threads (or lock it), and no line of theirs can be put under test."""
-    top = module.partition(".")[0]
-    return bool(top) and top not in sys.stdlib_module_names and top != "lab"
