@@ -83,10 +83,11 @@ def compare(program: Program, granularity: str, max_naive: int, explore: Explore
 
 
 def check(found: Comparison) -> None:
-    """Fail, printing the program as a scenario file, if the outcomes reached differ."""
+    """Fail, printing the program as a scenario file, if the outcomes reached differ, or if the reduced exploration
+    ran a redundant execution (optimal DPOR runs none; one is a footprint that changed between runs)."""
     if not found.reduced_complete:
         raise AssertionError(f"the reduced exploration did not finish:\n{found.text}")
-    if found.missing or found.extra:
+    if found.missing or found.extra or found.redundant:
         tally["different"] += 1
         raise AssertionError(found.message())  # raised, not asserted: pytest would indent the program's lines
 
@@ -169,6 +170,30 @@ def test_a_comparison_with_a_reduction_that_drops_an_outcome_fails_on_a_fixed_ra
     assert len(found.missing) == 1 and not found.extra
     with pytest.raises(AssertionError, match="only naive reached"):
         check(found)
+
+
+@pytest.mark.parametrize("granularity", ["line", "instruction"])
+def test_a_step_taken_while_another_actor_is_parked_for_good_is_no_race_with_its_next_step(granularity: str) -> None:
+    """Found by ``-m deep`` (shard line-1006, then shrunk): ``b`` waits alone on a two-party Barrier (parked for
+    good), ``a`` then reads its ``broken`` flag, ``c`` does nothing shared. The race analysis raced b's announced
+    next step with a's read and planned ``c`` before it, a plan that can never take b's step: its run ended with
+    every runnable actor asleep (a redundant execution, 3 runs where 2 classes exist). Fixed in
+    ``lab/engine/search/_races.py``: a parked actor's next step races only with steps taken while it could run."""
+    program = Program(((Step("bar_broken"),), (Step("bar_wait"),), (Step("local"),)))
+    found = explore_both(program, granularity=granularity)
+    assert found is not None
+    assert found.reduced.blocked == 0 and found.reduced.schedules == 2
+    check(found)
+
+
+def test_a_comparison_whose_reduced_exploration_ran_a_redundant_execution_fails() -> None:
+    race = (Step("read_x"), Step("write_x", 1))
+    found = explore_both(Program((race, race)))
+    assert found is not None and not found.redundant
+    check(found)  # the outcomes agree and nothing was redundant
+    cut = dataclasses.replace(found, reduced=dataclasses.replace(found.reduced, blocked=1))
+    with pytest.raises(AssertionError, match="cut 1 runs as redundant"):
+        check(cut)
 
 
 @pytest.mark.slow

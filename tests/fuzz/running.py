@@ -65,6 +65,14 @@ class Comparison:
         """Outcomes the reduced exploration reached that naive enumeration did not (impossible when it is real)."""
         return set(self.reduced.outcomes) - set(self.naive.outcomes)
 
+    @property
+    def redundant(self) -> int:
+        """Runs the reduced exploration cut because every runnable actor was asleep. Optimal DPOR runs none when
+        every step's footprint names the same state the same way in every run; one means a footprint changed
+        between runs (a sleep set carried an earlier run's name for an object), which can lose an outcome even
+        where, this time, the outcomes agree."""
+        return self.reduced.blocked
+
     def message(self) -> str:
         """What a failing comparison says: the difference, then the program as a scenario file."""
         lines = [
@@ -73,6 +81,7 @@ class Comparison:
             f"{len(self.reduced.outcomes)} in {self.reduced.schedules}",
             *(f"  only naive reached: {key}" for key in sorted(self.missing)),
             *(f"  only reduced reached: {key}" for key in sorted(self.extra)),
+            *([f"  the reduced exploration cut {self.redundant} runs as redundant"] if self.redundant else []),
             "the program, a scenario file: save it as DIR/fuzzed.py and, from the checkout, run",
             f"  PYTHONPATH=. .venv/bin/lab explore --scenarios DIR --scenario fuzzed --granularity {self.granularity}"
             " --out OUT",

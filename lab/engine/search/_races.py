@@ -108,7 +108,11 @@ class Races:
 
     def _races_of_untaken(self, nodes: list[Node], end: int, own: list[list[int] | None], history: History) -> None:
         """An actor that never ran again (blocked at the end, a deadlock) still has a next step: what it announced.
-        Race it against the steps taken, as if it came last."""
+        Race it against the steps taken, as if it came last -- those taken while it could run. A step taken while it
+        was parked is no race: nothing woke it before the run's end, and what the reversal would put before that
+        step (the steps after it that do not depend on it) would not wake it either, so the plan could never take
+        the parked actor's step, and its run would end with every runnable actor asleep: a redundant execution
+        (the fuzzer's: a reader of a Barrier's broken flag after another actor began waiting on it alone)."""
         final = nodes[end - 1]
         for actor, upcoming in final.pending.items():
             if actor == final.chosen or not upcoming:
@@ -131,6 +135,8 @@ class Races:
         second: Event = untaken if untaken is not None else (nodes[k].chosen, nodes[k].step())
         slot = self._slot
         for who, j in latest.items():
+            if untaken is not None and untaken[0] not in nodes[j].enabled:
+                continue  # blocked already at j, and nothing since woke it: its step cannot come before j's
             mine = slot[who]
             reached = before[mine] if before is not None else -1
             for other, i in latest.items():
