@@ -8,6 +8,8 @@ evidence writer) is not here: it lives in its own packages, and a lesson never t
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from lab.engine.core import Granularity
 from lab.engine.sync import Barrier, Event, LabLock, Latch
 from lab.errors import LabError, ScenarioError, ScheduleError, UsageError
@@ -36,14 +38,27 @@ from lab.scenarios.outcomes import (
 )
 from lab.scenarios.pinning import pinned_scenario
 from lab.sessions.stores import POSTGRES_URL_VARIABLE, StoreError, lesson_postgres_url, scratch_database
-from lab.sessions.stores.postgres import PostgresStore
 from lab.sessions.stores.sqlite import SqliteStore
 from lab.sessions.transactional import AskResult, AskStatus, TransactionalChat
 from lab.sessions.versioned import CommitStatus, Ticket, VersionedSession
 from lab.transport.contract import FailureKind, Reply, Transport, TransportFailure
 from lab.transport.scripted import Held, Pause, ScriptedTransport, Stream, StreamEnd, replies
 
+if TYPE_CHECKING:
+    from lab.sessions.stores.postgres import PostgresStore
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """``PostgresStore`` on first use (``from lab import PostgresStore`` included): importing it imports psycopg,
+    tens of milliseconds that a process using only SQLite or memory does not pay (:mod:`lab.sessions.stores`)."""
+    if name == "PostgresStore":
+        from lab.sessions.stores.postgres import PostgresStore
+
+        return PostgresStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_MODEL",

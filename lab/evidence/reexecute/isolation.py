@@ -44,6 +44,7 @@ from lab.engine.core import ACTOR_POOL, BlockedActor, TraceEvent, encode_trace
 from lab.evidence.records.plan import ScenarioFacts
 from lab.evidence.records.records import result_fields
 from lab.evidence.records.text import refuse_constant
+from lab.evidence.reexecute.drivers import prepare_drivers
 from lab.evidence.reexecute.orphans import adopt_orphans, children, sweep_orphans
 from lab.scenarios.loader import BrokenScenario, LoadedScenario, load
 from lab.scenarios.probe_points import TRANSPORT_MODULES, points_in_file
@@ -155,6 +156,8 @@ def run_jobs(
         return found
     adopt_orphans()
     before = set(children())  # the caller's own children (a database server, say) are not the workers' leftovers
+    for job in jobs:  # once here, not in each worker that needs it: every worker inherits it
+        prepare_drivers(job.path)
     _warm()
     outcomes: dict[int, Ran] = {}
     running: dict[int, _Worker] = {}  # by the descriptor of its report pipe
@@ -209,6 +212,7 @@ def _warm() -> None:
 
 def _in_process(job: Job) -> Ran:
     loaded = load(job.path)
+    prepare_drivers(job.path)
     if isinstance(loaded, BrokenScenario):
         return Ran(loaded, None)
     facts = describe(loaded)
@@ -344,6 +348,7 @@ def _worker(job: Job, report_w: int, output_w: int) -> None:
         sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
         _forget_threads()
         loaded = load(job.path)
+        prepare_drivers(job.path)
         if isinstance(loaded, BrokenScenario):
             answer: dict[str, Any] = {"broken": loaded.problem}
         else:

@@ -29,7 +29,7 @@ WRAP = 44
 NARROW = 132
 """With more actors, a line is at most this many characters shared among them (at least 20), so that nine actors
 still fit about as wide as three."""
-_ESCAPES = {char: f"#{ord(char)};" for char in '#;"<>&%'}
+_ESCAPES = str.maketrans({char: f"#{ord(char)};" for char in '#;"<>&%'})
 
 
 def sequence_diagram(events: Sequence[TraceEvent], actors: Sequence[str]) -> str:
@@ -123,9 +123,12 @@ def _join(texts: Sequence[str], width: int = WRAP) -> str:
     wrapped: list[str] = []
     for text in texts:
         flat = " ".join(text.split()) or "-"
+        if len(flat) <= width:  # what textwrap would give, without its cost (a report wraps thousands of lines)
+            wrapped.append(flat)
+            continue
         wrapped += textwrap.wrap(flat, width, break_long_words=False, break_on_hyphens=False) or [flat]
     return "<br>".join(_escape(line) for line in wrapped)
 
 
 def _escape(text: str) -> str:
-    return "".join(_ESCAPES.get(char, char) for char in text)
+    return text.translate(_ESCAPES)

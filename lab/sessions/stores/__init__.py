@@ -32,8 +32,9 @@ another schema version is refused with a :class:`StoreError` instead of being mi
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from lab.sessions.stores.failures import check_text, kept_by_every_store
-from lab.sessions.stores.postgres import PostgresStore
 from lab.sessions.stores.sqlite import SqliteStore
 from lab.sessions.stores.store import (
     POSTGRES_URL_VARIABLE,
@@ -48,6 +49,21 @@ from lab.sessions.stores.store import (
     store_label,
     stores_used,
 )
+
+if TYPE_CHECKING:
+    from lab.sessions.stores.postgres import PostgresStore
+
+
+def __getattr__(name: str) -> Any:
+    """``PostgresStore`` is imported on first use: psycopg, which it imports, costs every process that imports the
+    lab tens of milliseconds, and most use only SQLite or memory (the isolation worker imports it before a run of
+    a scenario that names PostgreSQL, since psycopg must bind the real ``threading.Lock``)."""
+    if name == "PostgresStore":
+        from lab.sessions.stores.postgres import PostgresStore
+
+        return PostgresStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "POSTGRES_URL_VARIABLE",
