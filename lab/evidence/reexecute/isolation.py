@@ -156,8 +156,6 @@ def run_jobs(
         return found
     adopt_orphans()
     before = set(children())  # the caller's own children (a database server, say) are not the workers' leftovers
-    for job in jobs:  # once here, not in each worker that needs it: every worker inherits it
-        prepare_drivers(job.path)
     _warm()
     outcomes: dict[int, Ran] = {}
     running: dict[int, _Worker] = {}  # by the descriptor of its report pipe
