@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, assume, given, seed, settings
 
 from lab.scenarios.exploring import ScenarioExploration
 from lab.scenarios.loader import LoadedScenario
-from tests.fuzz.findings import FINDINGS, KNOWN
+from tests.fuzz.findings import FINDINGS, FIXED, KNOWN
 from tests.fuzz.programs import Program, Step, programs, source
 from tests.fuzz.running import Comparison, Explore, explore_both, line_exploration, tally
 
@@ -136,6 +136,15 @@ def test_an_open_finding_still_differs(name: str) -> None:
     """Each open finding's program, compared as the fuzzer compares: it fails while the finding is open (xfail);
     once its cause is fixed it passes, the strict xfail fails, and its steps go back into the grammar."""
     finding = FINDINGS[name]
+    found = explore_both(finding.program, granularity=finding.granularity)
+    assert found is not None
+    check(found)
+
+
+@pytest.mark.parametrize("name", sorted(FIXED))
+def test_a_fixed_finding_stays_fixed(name: str) -> None:
+    """Each fixed finding's program, compared as the fuzzer compares: reduced reaches what naive reaches."""
+    finding = FIXED[name]
     found = explore_both(finding.program, granularity=finding.granularity)
     assert found is not None
     check(found)

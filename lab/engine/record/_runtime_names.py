@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import lab.engine.record._active as _active
 from lab.engine.record._unknown import reach_entries
+from lab.engine.record._values import IMMUTABLE_TYPE
 
 if TYPE_CHECKING:
     from lab.engine.record._recording import Recording
@@ -46,9 +47,16 @@ class NameRuntime:
                     steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
 
     def wg(self, value: Any, name: str, line: int) -> Any:
-        """Before storing ``value`` in the module global ``name``. Returns ``value``."""
+        """Before storing ``value`` in the module global ``name``. Returns ``value``.
+
+        A value no access has named yet is named here, by the global's path (as an attribute or item read names
+        what it reads): otherwise whichever actor touched it first would name it (``list#b.1`` in one run,
+        ``list#a.1`` in another), and the reduction, which compares footprints across runs, would take one object
+        for two and miss an order (the fuzzer's finding F7)."""
         run = _active.recording
         if run is not None and getattr(run.local, "actor", None) is not None:
+            if not IMMUTABLE_TYPE[type(value)] and id(value) not in run._things:
+                run.label(value, f"{self._module}.{name}")
             if run.schedules:
                 run.note((self._globals, name, "w"), (self._file, line))
             else:  # Recording.note, StepLog.accessed inline (see StepLog on why no call)
@@ -73,9 +81,12 @@ class NameRuntime:
                     steps.log.append((steps.index, steps.actor, entry, (self._file, line), steps.locks))
 
     def wc(self, value: Any, cell: str, line: int) -> Any:
-        """Before storing ``value`` in the closure variable ``cell``. Returns ``value``."""
+        """Before storing ``value`` in the closure variable ``cell``. Returns ``value``. A value not named yet is
+        named by the cell's path, as :meth:`wg` names a global's (the fuzzer's finding F8)."""
         run = _active.recording
         if run is not None and getattr(run.local, "actor", None) is not None:
+            if not IMMUTABLE_TYPE[type(value)] and id(value) not in run._things:
+                run.label(value, f"cell {self._module}.{cell}")
             if run.schedules:
                 run.note((f"obj:cell {self._module}.{cell}", "value", "w"), (self._file, line))
             else:  # Recording.note, StepLog.accessed inline (see StepLog on why no call)
