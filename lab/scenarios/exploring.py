@@ -40,7 +40,7 @@ from lab.scenarios.counter_steps import CounterStep, counter_steps
 from lab.scenarios.explaining import Explanation, explain_failure, replay_command
 from lab.scenarios.loader import LoadedScenario
 from lab.scenarios.outcomes import UNDECLARED, Grade, Outcome, row_for
-from lab.scenarios.runner import ScenarioResult, run_scenario, search_run
+from lab.scenarios.runner import ScenarioResult, Verdict, run_scenario, search_run
 
 EXPLORE_WATCHDOG_SECONDS = 5.0
 """How long an explored run may make no progress before it is HUNG: long enough that a loaded machine (a pause of
@@ -148,6 +148,15 @@ class ScenarioExploration:
         if self.counterexample is None:
             return ""
         return replay_command(self.name, self.counterexample.schedule, self.granularity, self.variant)
+
+
+def _key_of(result: ScenarioResult) -> str:
+    """``result``'s outcome key; a run whose checks could not be made is an outcome of its own, by its problem
+    (with its state left out, it would otherwise share the key of a run that observed nothing)."""
+    observed = result.observed
+    if result.verdict is Verdict.ERROR:
+        observed = {**observed, "error": result.problem}
+    return outcome_key(observed, result.failed_invariants)
 
 
 def outcome_key(observed: dict[str, Json], failed_invariants: tuple[str, ...]) -> str:
@@ -327,7 +336,7 @@ def scenario_explorer(
         run, graded = search_run(
             loaded, policy, granularity=granularity, variant=variant, watchdog_seconds=EXPLORE_WATCHDOG_SECONDS
         )
-        return Ran(run, outcome_key(graded.observed, graded.failed_invariants), graded)
+        return Ran(run, _key_of(graded), graded)
 
     checked = atomicity is not None or started is not None
     return Explorer(
@@ -408,12 +417,13 @@ def _grade(
         if not isinstance(result, ScenarioResult):  # an invariant of this module's own run, not a user's mistake
             raise TypeError("the program's run must return a ScenarioResult payload")
         observed = result.observed
-        row = row_for(table, observed, actors)
+        errored = result.verdict is Verdict.ERROR  # its checks could not be made: no row grades it
+        row = None if errored else row_for(table, observed, actors)
         index = table.index(row) if row is not None else None
         if result.failed_invariants:
             failing.append((execution, "invariant broken: " + "; ".join(result.failed_invariants)))
         if index is None:
-            why = run_failure(result, actors)
+            why = result.problem if errored else run_failure(result, actors)
             undeclared.append(
                 TableRow(
                     UNDECLARED, why or "reached, but matches no row of the table", observed, count, execution.schedule
@@ -453,7 +463,11 @@ def _why(table: tuple[Outcome, ...], actors: Sequence[str], what: object) -> str
 
 def failure_reason(table: Sequence[Outcome], actors: Sequence[str], result: ScenarioResult) -> str:
     """Why one graded run fails ``table`` (an invariant, a raise, a deadlock, a hang, an undeclared or FORBIDDEN
-    outcome), in the words an exploration's verdict uses; ``""`` when it does not fail."""
+    outcome), in the words an exploration's verdict uses; ``""`` when it does not fail. A run whose checks could not
+    be made (``observe()`` or ``invariants()`` raised, or returned a key that hides an actor's end) fails whatever
+    its outcomes: graded by them alone, a race that breaks ``observe()`` in some schedule would pass."""
+    if result.verdict is Verdict.ERROR:
+        return result.problem or "the run's checks could not be made"
     if result.failed_invariants:
         return "invariant broken: " + "; ".join(result.failed_invariants)
     row = row_for(table, result.observed, actors)
@@ -498,7 +512,7 @@ def _confirm(
     explain it from the explored run (its accesses were recorded), which is the run the schedule replays."""
     schedule, key = execution.schedule, execution.key
     replayed = replay_scenario(loaded, schedule, granularity=granularity, variant=variant)
-    same = outcome_key(replayed.observed, replayed.failed_invariants) == key
+    same = _key_of(replayed) == key
     problem = "" if same else f"the counterexample did not replay to the same outcome: {replayed.problem}"
     observed = json.loads(key)["observed"]
     explanation = (

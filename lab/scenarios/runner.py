@@ -124,6 +124,11 @@ def _graded(loaded: LoadedScenario, world: World, run: RunResult, keep: bool) ->
         if run.problem:  # the run's own problem (a divergence, a deadlock) is what the user needs first
             problem = f"{run.problem}; then {problem}"
         return _errored(loaded, problem, traceback.format_exc(), run=run, keep=keep)
+    clash = sorted(set(state) & {*run.outcomes, "run"})
+    if clash:  # one outcome holds both: observe()'s value would hide the actor's (or the run's) end
+        names = ", ".join(repr(name) for name in clash)
+        problem = f"observe() returned {names}, which names an actor or the run itself: rename that key"
+        return _errored(loaded, problem, "", run=run, keep=keep)
     checks = _grade(loaded.cls, run, state, invariants)
     return ScenarioResult(
         name=loaded.name,
