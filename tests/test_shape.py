@@ -318,11 +318,24 @@ def _bound_names(package: str) -> set[str]:
             bound.update(alias.asname or alias.name.partition(".")[0] for alias in node.names)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             bound.add(node.name)
+            if node.name == "__getattr__":  # names it serves on first use: ``if name == "PostgresStore":``
+                bound.update(_lazily_served(node))
         elif isinstance(node, ast.Assign):
             bound.update(t.id for t in node.targets if isinstance(t, ast.Name))
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             bound.add(node.target.id)
     return bound
+
+
+def _lazily_served(getter: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names a module's ``__getattr__`` compares its argument with: what it binds lazily."""
+    served: set[str] = set()
+    for node in ast.walk(getter):
+        if isinstance(node, ast.Compare):
+            for value in (node.left, *node.comparators):
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    served.add(value.value)
+    return served
 
 
 class TestPublicFaces:
