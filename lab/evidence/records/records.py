@@ -13,13 +13,14 @@ import platform
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from lab.engine.core import Json
+from lab.engine.core import BlockedActor, Json, TraceEvent
 from lab.errors import LabError
 from lab.evidence.records.exploration import summary_fails
 from lab.evidence.records.text import NotJsonNumber, refuse_constant
 from lab.scenarios.loader import BrokenScenario
-from lab.scenarios.runner import ScenarioResult, Verdict
+from lab.scenarios.runner import Check, ScenarioResult, Verdict
 
 FORMAT = "concurrency-lab-evidence/1"
 """The format name and version ``run.json`` carries; an auditor refuses formats it does not know."""
@@ -131,6 +132,44 @@ def result_record(result: ScenarioResult, trace: bytes, requests: bytes, *, root
         "trace_sha256": sha256(trace),
         "timing": {"seconds": round(result.seconds, 6)},
     }
+
+
+def result_from_record(
+    record: Mapping[str, Any], trace: Sequence[TraceEvent], requests: Sequence[bytes] = ()
+) -> ScenarioResult:
+    """The :class:`ScenarioResult` a ``result.json`` record (and its trace and requests) was written from: the
+    inverse of :func:`result_record`, for whoever must work from a folder's records as from the run (the audit
+    rendering the reports again, a resumed run keeping a finished scenario). Records sort their keys; the run kept
+    the actors' order, which the outcomes and errors get back."""
+    actors = record["actors"]
+    return ScenarioResult(
+        name=record["name"],
+        lesson=record["lesson"],
+        description=record["description"],
+        source=record["source"],
+        mutant=record["mutant"],
+        verdict=Verdict(record["verdict"]),
+        run_status=record["run_status"],
+        expect=record["expect"],
+        outcomes=_in_actor_order(actors, record["outcomes"]),
+        state=record["state"],
+        checks=tuple(Check(c["name"], c["passed"], c["reason"], c.get("kind", "")) for c in record["checks"]),
+        trace=tuple(trace),
+        requests=tuple(requests),
+        transport_calls=record["transport_calls"],
+        blocked=tuple(BlockedActor(b["actor"], b["waits_for"]) for b in record["blocked"]),
+        errors=_in_actor_order(actors, record["errors"]),
+        problem=record["problem"],
+        seconds=float(record["timing"]["seconds"]),
+        variant=record["variant"],
+        granularity=record["granularity"],
+        store=record["store"],
+    )
+
+
+def _in_actor_order(actors: Sequence[str], values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` in declaration order, then the rest."""
+    return {**{a: values[a] for a in actors if a in values}, **{k: v for k, v in values.items() if k not in actors}}
 
 
 def started_record(started: datetime, command: Sequence[str] | None = None) -> Json:

@@ -11,19 +11,20 @@ explorations and cells had to be there is re-derived by :mod:`lab.evidence.verif
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from lab.engine.core import BlockedActor, TraceEvent
+from lab.engine.core import TraceEvent
 from lab.evidence.records.findings import Problem
 from lab.evidence.records.layout import REPORT_HTML, REPORT_MD, RUN
+from lab.evidence.records.records import result_from_record
 from lab.evidence.records.safefs import printable
 from lab.evidence.records.text import first_difference
 from lab.evidence.report.documents import Explored, render_documents
 from lab.evidence.verify.consistency import Evidence, ScenarioEvidence
 from lab.scenarios.loader import BrokenScenario
-from lab.scenarios.runner import Check, ScenarioResult, Verdict
+from lab.scenarios.runner import ScenarioResult
 
 
 def check_report(evidence: Evidence, problems: list[Problem]) -> bool:
@@ -99,34 +100,11 @@ def _assigned_version(source: bytes) -> str | None:
     return None
 
 
-def _in_actor_order(actors: Sequence[str], values: Mapping[str, Any]) -> dict[str, Any]:
-    """``values`` in declaration order (records sort their keys; the run kept the actors' order), then the rest."""
-    return {**{a: values[a] for a in actors if a in values}, **{k: v for k, v in values.items() if k not in actors}}
-
-
 def _result(scenario: ScenarioEvidence) -> ScenarioResult:
     record = scenario.result
     assert record is not None and scenario.events is not None
-    actors = record["actors"]
-    return ScenarioResult(
-        name=record["name"],
-        lesson=record["lesson"],
-        description=record["description"],
-        source=record["source"],
-        mutant=record["mutant"],
-        verdict=Verdict(record["verdict"]),
-        run_status=record["run_status"],
-        expect=record["expect"],
-        outcomes=_in_actor_order(actors, record["outcomes"]),
-        state=record["state"],
-        checks=tuple(Check(c["name"], c["passed"], c["reason"], c.get("kind", "")) for c in record["checks"]),
-        trace=tuple(TraceEvent(e.step, e.actor, e.op, e.obj, e.detail) for e in scenario.events),
-        blocked=tuple(BlockedActor(b["actor"], b["waits_for"]) for b in record["blocked"]),
-        errors=_in_actor_order(actors, record["errors"]),
-        problem=record["problem"],
-        variant=record["variant"],
-        granularity=record["granularity"],
-    )
+    steps = [TraceEvent(e.step, e.actor, e.op, e.obj, e.detail) for e in scenario.events]
+    return result_from_record(record, steps)
 
 
 def _first_difference(recorded: bytes, made: bytes) -> str:

@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from lab.engine.core import BlockedActor, TraceEvent, encode_trace
+from lab.engine.core import TraceEvent, encode_trace
 from lab.errors import UsageError
 from lab.evidence.records import sources as source_files
 from lab.evidence.records.layout import (
@@ -36,11 +36,11 @@ from lab.evidence.records.layout import (
     trace_path,
 )
 from lab.evidence.records.loading import JSON_CAP, LINES_CAP
-from lab.evidence.records.records import dump_json, parse_json, request_lines, result_record
+from lab.evidence.records.records import dump_json, parse_json, request_lines, result_from_record, result_record
 from lab.evidence.records.safefs import FolderReader, Unreadable, printable
 from lab.evidence.records.text import refuse_constant
 from lab.evidence.write.files import OpenFolder
-from lab.scenarios.runner import Check, ScenarioResult, Verdict
+from lab.scenarios.runner import ScenarioResult
 
 
 @dataclass(slots=True)
@@ -152,34 +152,8 @@ def _finished(
 
 def _result(record: Mapping[str, Any], trace: bytes, requests: bytes) -> ScenarioResult:
     events = [json.loads(line, parse_constant=refuse_constant) for line in trace.decode("utf-8").splitlines()]
-    actors = record["actors"]
-
-    def ordered(values: Mapping[str, Any]) -> dict[str, Any]:  # records sort their keys; the run kept actor order
-        return {**{a: values[a] for a in actors if a in values}, **{k: v for k, v in values.items() if k not in actors}}
-
-    return ScenarioResult(
-        name=record["name"],
-        lesson=record["lesson"],
-        description=record["description"],
-        source=record["source"],
-        mutant=record["mutant"],
-        verdict=Verdict(record["verdict"]),
-        run_status=record["run_status"],
-        expect=record["expect"],
-        outcomes=ordered(record["outcomes"]),
-        state=record["state"],
-        checks=tuple(Check(c["name"], c["passed"], c["reason"], c.get("kind", "")) for c in record["checks"]),
-        trace=tuple(TraceEvent(e["step"], e["actor"], e["op"], e["obj"], e["detail"]) for e in events),
-        requests=tuple(requests.split(b"\n")[:-1]),
-        transport_calls=record["transport_calls"],
-        blocked=tuple(BlockedActor(b["actor"], b["waits_for"]) for b in record["blocked"]),
-        errors=ordered(record["errors"]),
-        problem=record["problem"],
-        seconds=float(record["timing"]["seconds"]),
-        variant=record["variant"],
-        granularity=record["granularity"],
-        store=record["store"],
-    )
+    steps = [TraceEvent(e["step"], e["actor"], e["op"], e["obj"], e["detail"]) for e in events]
+    return result_from_record(record, steps, requests.split(b"\n")[:-1])
 
 
 def _remove_all_but(folder: Path, kept: Sequence[str] | Any) -> None:
