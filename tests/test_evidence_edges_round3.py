@@ -88,9 +88,9 @@ import sys
 script = sys.argv[1]
 sys.argv = sys.argv[1:]
 code = compile(open(script, encoding="utf-8").read(), script, "exec")
-sys.stdout.write("go\\n")
-sys.stdout.flush()
 try:
+    sys.stdout.write("go\\n")
+    sys.stdout.flush()
     exec(code, {"__name__": "__main__", "__file__": script})
 except KeyboardInterrupt as interrupt:
     import traceback

@@ -35,7 +35,17 @@ import lab
 from lab.errors import EvidenceError, UsageError
 from lab.evidence.records import sources as source_files
 from lab.evidence.records.findings import AuditReport, Drift, Problem, Rerun, RerunStatus
-from lab.evidence.records.layout import RUN, SIGNATURE, SOURCES, SOURCES_JSON, STARTED, SUMS, source_path
+from lab.evidence.records.layout import (
+    RESULT,
+    RUN,
+    SCENARIOS,
+    SIGNATURE,
+    SOURCES,
+    SOURCES_JSON,
+    STARTED,
+    SUMS,
+    source_path,
+)
 from lab.evidence.records.loading import JSON_CAP
 from lab.evidence.records.plan import ScenarioFacts
 from lab.evidence.records.safefs import FolderReader, Unreadable, printable
@@ -183,7 +193,7 @@ def _unfinished(folder: Path, listing: Mapping[str, str]) -> AuditReport:
     """The report on a folder the run began (``started.json``) but never finished: nothing in it can be verified,
     and none of it is checked or run; it says how many results the run wrote before it stopped, which ``run.py
     --resume`` keeps."""
-    written = sum(1 for rel in listing if rel.startswith("scenarios/") and rel.endswith("/result.json"))
+    written = sum(1 for rel in listing if rel.startswith(SCENARIOS) and rel.endswith(f"/{RESULT}"))
     reason = (
         f"missing: the run did not finish writing this folder ({SUMS} is written last): it was interrupted "
         f"or failed, so no file in it can be verified, and none was checked or run; it holds the results of "
