@@ -56,10 +56,11 @@ def measure(root: Path, program: Path, granularity: str, seconds: float) -> dict
     return sample
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Measure, interleaved, and print one table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--baseline", type=Path, default=Path("/tmp/base40"), help="a checkout of 40b88bd")
+def compare(programs: tuple[str, ...], argv: list[str] | None, *, baseline: Path, description: str | None) -> int:
+    """Measure ``programs`` (paths of this checkout's) at each granularity, this checkout and the baseline
+    interleaved, and print one table (``bench/bench_fresh_state.py`` measures its own programs with it)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--baseline", type=Path, default=baseline, help="a checkout of 40b88bd")
     parser.add_argument("--seconds", type=float, default=1.5, help="seconds of exploring per sample (default 1.5)")
     parser.add_argument("--repeat", type=int, default=3, help="samples per figure; medians printed (default 3)")
     args = parser.parse_args(argv)
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     ).stdout.strip()
     then = named or args.baseline.name
     engines = {"now": ROOT, then: args.baseline.resolve()}
-    cells = [(program, granularity) for program in PROGRAMS for granularity in GRANULARITIES]
+    cells = [(program, granularity) for program in programs for granularity in GRANULARITIES]
     samples: dict[tuple[str, str, str], list[dict[str, object]]] = {
         (engine, program, granularity): [] for engine in engines for program, granularity in cells
     }
@@ -95,6 +96,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{cpu_now / cpu_then:>5.2f}x {f'{runs_now}/{runs_then}':>14}"
         )
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure, interleaved, and print one table."""
+    description = __doc__.splitlines()[0] if __doc__ else None
+    return compare(PROGRAMS, argv, baseline=Path("/tmp/base40"), description=description)
 
 
 if __name__ == "__main__":
