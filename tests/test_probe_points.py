@@ -10,7 +10,7 @@ from lab.engine.core import Scheduler
 from lab.errors import ScenarioError
 from lab.scenarios.base import Lab, Scenario
 from lab.scenarios.loader import LoadedScenario, load
-from lab.scenarios.probe_points import check_point, known_points, points_in_source
+from lab.scenarios.probe_points import KnownPoints, check_point, known_points, points_in_source
 from lab.scenarios.runner import Verdict, run_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -113,6 +113,13 @@ class TestOwnSessions:
         assert found.names == frozenset({"a:one", "a:two", "a:three"})
         assert found.allows("commit:enter") and not found.allows("commit:exit")
         assert not found.open
+
+    def test_a_file_that_never_spells_probe_is_not_parsed_yet_normalized_names_are_found(self) -> None:
+        """Most files name no probe at all and are not parsed (a worker's cost); a call spelt with letters that
+        normalize to ``probe`` is a probe call all the same, so a file that is not plain ASCII is always parsed."""
+        assert points_in_source("x = 1\nprint('commit:enter')\n") == KnownPoints(frozenset())
+        assert points_in_source("self._ｐrobe('a:wide')\n").names == frozenset({"a:wide"})
+        assert points_in_source("self._PROBE('a:loud')\n").names == frozenset({"a:loud"})
 
     def test_the_lab_checks_points_against_the_scenario_it_was_built_for(self, tmp_path: Path) -> None:
         """The runner hands the lab its scenario class: a hold made from any helper (not just from ``setup``) is

@@ -17,6 +17,8 @@ from lab.scenarios.exploring import ExploreVerdict, explore_scenario
 from lab.scenarios.loader import LoadedScenario, discover, load
 from lab.scenarios.under_test import files_under_test, modules_under_test
 
+ROOT = Path(__file__).resolve().parent.parent
+
 _RACE = '''
 """Two actors bump a counter kept by a helper module beside the scenario: the lost update lives in the helper."""
 
@@ -179,3 +181,41 @@ def test_an_exploration_fails_on_the_helpers_race_and_its_self_audit_re_explores
     assert "self-audit ok" in text, text
     code, text = _cli(["audit", str(out), "--scenarios", str(folder)])
     assert code == 0, text
+
+
+def _every_file_parsed(files: dict[str, bytes]) -> set[str]:
+    """helper_stems' rule with no shortcut: every file parsed, every import counted."""
+    import ast
+
+    from lab.scenarios.helper_modules import _declares_scenario, _imported_names
+
+    trees = {}
+    for stem, data in files.items():
+        try:
+            trees[stem] = ast.parse(data)
+        except (SyntaxError, ValueError):
+            continue
+    imported = set().union(*(_imported_names(tree) - {stem} for stem, tree in trees.items()))
+    return {stem for stem, tree in trees.items() if stem in imported and not _declares_scenario(tree)}
+
+
+@pytest.mark.parametrize(
+    "importer",
+    [
+        b"import helpers\n",
+        b"from helpers import x\n",
+        "import ｈelpers  # written in letters that normalize to ASCII\n".encode(),
+        "'''一个场景'''\nfrom helpers.inner import x\n".encode(),
+        b"x = 'helpers'  # spelt, not imported\n",
+        b"import helpers(\n",  # does not parse: its import counts for nothing
+    ],
+)
+def test_only_files_that_spell_a_stem_are_parsed_and_the_helpers_are_the_same(importer: bytes) -> None:
+    """Listing a folder parses only the files that spell another file's stem (most of a run's listing cost); the
+    helpers found are those the full rule finds, the scenario folder's own included."""
+    from lab.scenarios.helper_modules import helper_stems
+
+    folder = {path.stem: path.read_bytes() for path in (ROOT / "scenarios").glob("*.py")}
+    files = {**folder, "helpers": b"X = 1\n", "uses_it": importer, "declares": b"class A(Scenario): pass\n"}
+    assert helper_stems(files) == _every_file_parsed(files)
+    assert helper_stems(folder) == _every_file_parsed(folder)

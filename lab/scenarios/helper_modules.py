@@ -33,6 +33,7 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -54,6 +55,16 @@ def helper_stems(files: Mapping[str, bytes]) -> set[str]:
     same selection from the archived files alone. A file that does not parse stays a scenario, so its syntax error
     is reported in its own line.
     """
+    if all(stem.isascii() for stem in files):
+        # Parsing is the cost (a run lists its folder before any worker starts). Only a file that spells another
+        # file's stem can import it, and only such a stem can be a helper, so only those files are parsed.
+        # Python reads an identifier in its NFKC form, so a file that is not plain ASCII is searched in that form.
+        texts = {stem: _searchable(data) for stem, data in files.items()}
+        spelt = {stem: {other for other in files if other != stem and other in text} for stem, text in texts.items()}
+        wanted = {stem for stem, named in spelt.items() if named} | {
+            other for named in spelt.values() for other in named
+        }
+        files = {stem: data for stem, data in files.items() if stem in wanted}
     trees: dict[str, ast.Module] = {}
     for stem, data in files.items():
         try:
@@ -64,6 +75,13 @@ def helper_stems(files: Mapping[str, bytes]) -> set[str]:
     for stem, tree in trees.items():
         imported |= _imported_names(tree) - {stem}
     return {stem for stem, tree in trees.items() if stem in imported and not _declares_scenario(tree)}
+
+
+def _searchable(data: bytes) -> str:
+    """The text of a file as its identifiers read (NFKC); undecodable bytes stay, replaced, so the search errs
+    towards parsing."""
+    text = data.decode("utf-8", "replace")
+    return text if text.isascii() else unicodedata.normalize("NFKC", text)
 
 
 def _imported_names(tree: ast.Module) -> set[str]:
@@ -88,6 +106,22 @@ def _declares_scenario(tree: ast.Module) -> bool:
             if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) == "pinned_scenario":
                 return True
     return False
+
+
+_EXECUTED: dict[str, None] = {}
+"""The files of scenario code (scenarios, their helpers) this process executed, in order, each once."""
+
+
+def note_executed(path: str | os.PathLike[str]) -> None:
+    """Remember that the scenario or helper file ``path`` is about to be executed (:func:`executed_files`)."""
+    _EXECUTED[os.fspath(path)] = None
+
+
+def executed_files() -> list[str]:
+    """The scenario and helper files this process executed, in the order it first did: what a worker must look
+    at to know what its scenario may use (its drivers), without walking ``sys.modules`` (which would touch, and
+    so copy after a fork, a page of every module the lab imported)."""
+    return list(_EXECUTED)
 
 
 def give_helper_package(module: ModuleType, module_name: str, folder: Path) -> str:
@@ -150,6 +184,8 @@ def _helper_package(module_name: str, folder: Path) -> str:
 
 
 def _forget_package(package: str) -> None:
+    if package not in _BUILTINS_BY_PACKAGE and package not in sys.modules:
+        return  # never made here (a worker's only load): its helpers are only ever imported once it is installed
     prefix = package + "."
     for name in [name for name in list(sys.modules) if name == package or name.startswith(prefix)]:
         del sys.modules[name]
@@ -236,6 +272,7 @@ class _HelperLoader(importlib.machinery.SourceFileLoader):
         code = compile(data, self.path, "exec", dont_inherit=True)
         module.__dict__["__builtins__"] = self._builtins
         module.__dict__[_DIGEST] = hashlib.sha256(data).hexdigest()
+        note_executed(self.path)
         exec(code, module.__dict__)
 
 

@@ -30,6 +30,7 @@ from lab.scenarios.helper_modules import (
     helper_name,
     helper_stems,
     helpers_unchanged,
+    note_executed,
 )
 from lab.scenarios.outcomes import RUN_STATUSES, Outcome
 
@@ -103,6 +104,7 @@ def load(path: Path) -> LoadedScenario | BrokenScenario:
         module = importlib.util.module_from_spec(spec)
         helpers = give_helper_package(module, module_name, path.parent)
         sys.modules[module_name] = module
+        note_executed(path)
         try:
             exec(code, module.__dict__)
         except ScenarioError as error:  # the scenario API's own complaint (an @actor misused, a retired attribute)
@@ -221,15 +223,21 @@ def _unknown_key(cls: type[Scenario], row: Outcome) -> str:
     names a method of the class that is not an actor, or it is close to an actor's name and ``observe()`` never
     spells it (its source holds no string of that name).
     """
-    observe_source = _source_of(cls.observe) if cls.observe is not Scenario.observe else ""
+    sources: list[str] = []  # observe()'s source, read only for a suspect key: reading it is most of a load's cost
+
+    def observed(key: str) -> bool:
+        if not sources:
+            sources.append(_source_of(cls.observe) if cls.observe is not Scenario.observe else "")
+        return _spelt_in(key, sources[0])
+
     for key in row.expect:
         if key == "run" or key in cls.actors:
             continue
         member = inspect.getattr_static(cls, key, None)
-        if inspect.isfunction(member) and not _spelt_in(key, observe_source):
+        if inspect.isfunction(member) and not observed(key):
             return f"outcomes names {key!r}, a method that is not an actor: decorate {key}() with @actor"
         near = difflib.get_close_matches(key, cls.actors, n=1, cutoff=0.75)
-        if near and not _spelt_in(key, observe_source):
+        if near and not observed(key):
             return (
                 f"outcomes names {key!r}, which is neither an actor nor a key observe() returns;"
                 f" did you mean {near[0]!r}?"

@@ -6,6 +6,8 @@ import contextlib
 import sys
 from pathlib import Path
 
+from lab.scenarios.helper_modules import executed_files
+
 
 def prepare_drivers(path: Path) -> None:
     """Import the PostgreSQL store (and psycopg) before a run of a scenario that may use it, never during one.
@@ -17,15 +19,13 @@ def prepare_drivers(path: Path) -> None:
     imports ``PostgresStore`` at its top has imported it already. Only the worker imports it, never the
     parent before its forks: psycopg's 12 MB would make every fork, and every page the parent writes after one,
     dearer (run.py spent 0.12 s more CPU in its parent for 0.07 s of import), and the one worker that needs it
-    imports it while the others run on the other processor."""
+    imports it while the others run on the other processor. The files looked at are those the loader executed
+    (:func:`~lab.scenarios.helper_modules.executed_files`), not found by walking ``sys.modules``: that walk
+    touched a page of every module the lab imported, which a fork then copied (a third of a trivial worker's
+    cost)."""
     if _POSTGRES_MODULE in sys.modules:
         return
-    files = [str(path)] + [
-        str(getattr(module, "__file__", "") or "")
-        for name, module in list(sys.modules.items())
-        if name.startswith(("lab_scenario_", "_lab_helpers_of_"))
-    ]
-    for file in files:
+    for file in dict.fromkeys([str(path), *executed_files()]):
         try:
             with open(file, "rb") as handle:
                 text = handle.read().lower()

@@ -210,11 +210,13 @@ def _warm() -> None:
 
 def _in_process(job: Job) -> Ran:
     loaded = load(job.path)
-    prepare_drivers(job.path)
     if isinstance(loaded, BrokenScenario):
         return Ran(loaded, None)
     facts = describe(loaded)
-    return Ran(None if job.describe else run_scenario(loaded, **job.options()), facts)
+    if job.describe:
+        return Ran(None, facts)
+    prepare_drivers(job.path)
+    return Ran(run_scenario(loaded, **job.options()), facts)
 
 
 def describe(loaded: LoadedScenario) -> ScenarioFacts:
@@ -346,13 +348,13 @@ def _worker(job: Job, report_w: int, output_w: int) -> None:
         sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
         _forget_threads()
         loaded = load(job.path)
-        prepare_drivers(job.path)
         if isinstance(loaded, BrokenScenario):
             answer: dict[str, Any] = {"broken": loaded.problem}
         else:
             facts = describe(loaded)
             answer = {"facts": {"variants": list(facts.variants), "pinned": facts.pinned}}
-            if not job.describe:
+            if not job.describe:  # only a run may use a driver (a broken or only described file runs nothing)
+                prepare_drivers(job.path)
                 answer["result"] = _encode(run_scenario(loaded, **job.options()))
         _write_all(3, json.dumps(answer).encode("utf-8"))
         code = 0
