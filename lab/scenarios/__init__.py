@@ -19,6 +19,7 @@ from lab.scenarios.cross_check import (
     cross_check,
     outcome_matches,
 )
+from lab.scenarios.executed import executed_files
 from lab.scenarios.explaining import Explanation, explain_failure, replay_command
 from lab.scenarios.exploring import (
     ExploreVerdict,
@@ -86,6 +87,7 @@ __all__ = [
     "cross_check",
     "describe_pin",
     "discover",
+    "executed_files",
     "explain_failure",
     "explore_scenario",
     "failure_reason",

@@ -39,6 +39,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from lab.scenarios.executed import note_executed
+
 _HELPERS = "__lab_helpers__"
 """Where a loaded scenario module keeps the name of its private package of helper modules."""
 _DIGEST = "__lab_helper_sha256__"
@@ -106,22 +108,6 @@ def _declares_scenario(tree: ast.Module) -> bool:
             if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) == "pinned_scenario":
                 return True
     return False
-
-
-_EXECUTED: dict[str, None] = {}
-"""The files of scenario code (scenarios, their helpers) this process executed, in order, each once."""
-
-
-def note_executed(path: str | os.PathLike[str]) -> None:
-    """Remember that the scenario or helper file ``path`` is about to be executed (:func:`executed_files`)."""
-    _EXECUTED[os.fspath(path)] = None
-
-
-def executed_files() -> list[str]:
-    """The scenario and helper files this process executed, in the order it first did: what a worker must look
-    at to know what its scenario may use (its drivers), without walking ``sys.modules`` (which would touch, and
-    so copy after a fork, a page of every module the lab imported)."""
-    return list(_EXECUTED)
 
 
 def give_helper_package(module: ModuleType, module_name: str, folder: Path) -> str:

@@ -24,13 +24,13 @@ from types import ModuleType
 
 from lab.errors import ScenarioError
 from lab.scenarios.base import Scenario, is_actor
+from lab.scenarios.executed import note_executed
 from lab.scenarios.helper_modules import (
     forget_scenario,
     give_helper_package,
     helper_name,
     helper_stems,
     helpers_unchanged,
-    note_executed,
 )
 from lab.scenarios.outcomes import RUN_STATUSES, Outcome
 

@@ -79,14 +79,26 @@ def collect(root: Path) -> list[SourceFile]:
 def behaviour_paths(root: Path) -> list[str]:
     """The relative paths of the behaviour files under ``root``, sorted."""
     found = [name for name in TOP_FILES if (root / name).is_file()]
-    for package in PACKAGES:
-        top = root / package
-        for folder, dirs, files in os.walk(top):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in files:
-                path = Path(folder, name)
-                if name.endswith(".py") and path.is_file():
-                    found.append(path.relative_to(root).as_posix())
+    # Strings and directory entries, not a Path per file: a run lists its checkout twice and its self-audit once.
+    # A stack, not recursion: a checkout may be deep. Links to folders are listed as os.walk lists them, not entered.
+    base = str(root)
+    todo = [package for package in PACKAGES]
+    while todo:
+        rel = todo.pop()
+        try:
+            with os.scandir(os.path.join(base, rel)) as entries:
+                listed = list(entries)
+        except OSError:
+            continue
+        for entry in listed:
+            try:
+                if entry.is_dir():
+                    if entry.name != "__pycache__" and not entry.is_symlink():
+                        todo.append(f"{rel}/{entry.name}")
+                elif entry.name.endswith(".py") and entry.is_file():
+                    found.append(f"{rel}/{entry.name}")
+            except OSError:
+                continue
     return sorted(path for path in found if not path_problem(path))
 
 
@@ -225,8 +237,10 @@ def source_root(lab_root: Path, scenarios: Path) -> Iterator[Path]:
 
 
 def _read(root: Path, paths: Iterable[str]) -> Iterable[tuple[str, bytes]]:
+    base = str(root)
     for path in paths:
         try:
-            yield path, (root / path).read_bytes()
+            with open(os.path.join(base, path), "rb") as handle:
+                yield path, handle.read()
         except FileNotFoundError:  # removed between listing and reading, by someone editing the checkout
             continue

@@ -6,7 +6,7 @@ import contextlib
 import sys
 from pathlib import Path
 
-from lab.scenarios.helper_modules import executed_files
+from lab.scenarios import executed_files
 
 
 def prepare_drivers(path: Path) -> None:
@@ -20,7 +20,7 @@ def prepare_drivers(path: Path) -> None:
     parent before its forks: psycopg's 12 MB would make every fork, and every page the parent writes after one,
     dearer (run.py spent 0.12 s more CPU in its parent for 0.07 s of import), and the one worker that needs it
     imports it while the others run on the other processor. The files looked at are those the loader executed
-    (:func:`~lab.scenarios.helper_modules.executed_files`), not found by walking ``sys.modules``: that walk
+    (:func:`~lab.scenarios.executed.executed_files`), not found by walking ``sys.modules``: that walk
     touched a page of every module the lab imported, which a fork then copied (a third of a trivial worker's
     cost)."""
     if _POSTGRES_MODULE in sys.modules:

@@ -34,11 +34,10 @@ def parse_trace(data: bytes, rel: str, problems: list[Problem]) -> list[TraceEve
     events: list[TraceEvent] = []
     bad: list[str] = []
     for number, line in enumerate(lines[:-1] if not lines[-1] else lines, start=1):
-        reason = _event_problem(line, number - 1)
-        if reason:
-            bad.append(f"line {number} {reason}")
+        item = _event(line, number - 1)
+        if isinstance(item, str):
+            bad.append(f"line {number} {item}")
         else:
-            item = json.loads(line)
             events.append(TraceEvent(item["step"], item["actor"], item["op"], item["obj"], item["detail"]))
     if bad:
         more = f" (and {len(bad) - 1} more bad lines)" if len(bad) > 1 else ""
@@ -53,7 +52,8 @@ def parse_trace(data: bytes, rel: str, problems: list[Problem]) -> list[TraceEve
     return events
 
 
-def _event_problem(line: str, index: int) -> str:
+def _event(line: str, index: int) -> dict[str, Any] | str:
+    """Line ``index`` of a trace, parsed once: its event's fields, or what is wrong with it."""
     try:
         item = json.loads(line, parse_constant=refuse_constant)
     except json.JSONDecodeError as error:
@@ -67,7 +67,7 @@ def _event_problem(line: str, index: int) -> str:
             return f"has no {key} of the right kind"
     if item.get("step") != index or isinstance(item.get("step"), bool):
         return f"has step {repr(item.get('step'))[:40]}, expected {index}"
-    return ""
+    return item
 
 
 def check_against_trace(
