@@ -9,6 +9,8 @@ chat console without a network, and :class:`HttpTransport` is the live path.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from lab.transport.contract import (
     UNKNOWN_FATE,
     FailureKind,
@@ -20,11 +22,24 @@ from lab.transport.contract import (
     Transport,
     TransportFailure,
 )
-from lab.transport.http import HttpTransport
 from lab.transport.journal import Entry, Journal
 from lab.transport.offline import OFFLINE_COMMANDS, OfflineTransport
 from lab.transport.scripted import Held, Pause, ScriptedTransport, Step, Stream, StreamEnd, replies
 from lab.transport.streaming import DEFAULT_MAX_STREAM_BYTES, Candidate, StreamingRequest, streaming_request
+
+if TYPE_CHECKING:
+    from lab.transport.http import HttpTransport
+
+
+def __getattr__(name: str) -> Any:
+    """``HttpTransport`` on first use: the live path imports ``http.client`` (and with it ``ssl`` and the email
+    parser, tens of milliseconds) that lessons, runs and audits never use."""
+    if name == "HttpTransport":
+        from lab.transport.http import HttpTransport
+
+        return HttpTransport
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_MAX_STREAM_BYTES",

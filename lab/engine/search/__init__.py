@@ -18,11 +18,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from lab.engine.search._atomicity import AtomicityCheck, RunPart, find_split_step, run_parts
 from lab.engine.search._atomicity_split import SplitStep
 from lab.engine.search._exploration import DEFAULT_MAX_SCHEDULES, Execution, Exploration, NondeterminismError, tally
 from lab.engine.search._explorer import Explorer
-from lab.engine.search._parallel import FORKS
 from lab.engine.search._program import Digest, Program, Ran, RunOnce
 from lab.engine.search._strategies import (
     MODES,
@@ -40,6 +41,20 @@ from lab.engine.search._strategies import (
 )
 from lab.engine.search._subtrees import Branch, Subtree
 from lab.engine.search._work_local import explore_work, split_work
+
+if TYPE_CHECKING:
+    from lab.engine.search._parallel import FORKS
+
+
+def __getattr__(name: str) -> Any:
+    """``FORKS`` on first use: it lives with the coordinator, whose import (``multiprocessing``'s connections,
+    tens of milliseconds) only ``--jobs`` needs, and every command and worker would otherwise pay."""
+    if name == "FORKS":
+        from lab.engine.search._parallel import FORKS
+
+        return FORKS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_MAX_SCHEDULES",
