@@ -52,7 +52,7 @@ from lab.evidence.records.safefs import FolderReader, Unreadable, printable
 from lab.evidence.records.signing import SIGNATURE_CAP, verify
 from lab.evidence.reexecute.child import Code, Running
 from lab.evidence.reexecute.reexplore import ExpectedExploration
-from lab.evidence.reexecute.rerun import ARCHIVE, CHECKOUT, expected_of
+from lab.evidence.reexecute.rerun import ARCHIVE, CHECKOUT, Expected, expected_of, prestart
 from lab.evidence.reexecute.rerun import rerun as reexecute
 from lab.evidence.verify.archive import check_sources
 from lab.evidence.verify.completeness import check_command, check_contents
@@ -131,12 +131,32 @@ def audit(
     accepted = _judge_drift(drift, problems, accept=accept_drift)
     request = check_command(evidence.run, archived, problems, helpers)
     files = source_files.scenario_files(archived or {}, helpers)
-    if drift is not None and not _renderer_drifted(drift, checkout):  # the same renderer: the same bytes
-        check_report(evidence, problems)
+    describe = files if request is not None and request.explore else ()
+    early = (
+        rerun and timeout is None and not execute_archive and not unsafe and drift is not None and not drift.runnable
+    )
+    if started is None and early:
+        # The checkout's code will run (as _reexecute decides below, from what is known by now): start it now, so
+        # it works while the report is rendered again; used only if it is the very child _reexecute would start.
+        expected, explorations = _expected(evidence)
+        started = prestart(
+            Code(checkout, sandboxed=False, label=CHECKOUT),
+            expected,
+            explorations=explorations,
+            kill_matrix=evidence.exploration.kill_matrix,
+            describe=describe,
+        )
+    try:
+        if drift is not None and not _renderer_drifted(drift, checkout):  # the same renderer: the same bytes
+            check_report(evidence, problems)
+    except BaseException:
+        if started is not None:
+            started.close()
+        raise
     summary, facts = _rerun(
         evidence,
         problems,
-        describe=files if request is not None and request.explore else (),
+        describe=describe,
         unsafe=unsafe,
         enabled=rerun,
         timeout=timeout,
@@ -400,9 +420,8 @@ def _reexecute(
         return Rerun(RerunStatus.SKIPPED, reason)
     if execute_archive and payload is None:
         return Rerun(RerunStatus.SKIPPED, "re-execution skipped: the archived sources could not be copied")
-    expected = [expected_of(s.name, s.result, s.trace, s.events) for s in evidence.scenarios if s.result is not None]
+    expected, explorations = _expected(evidence)
     unchecked = [s.name for s in evidence.scenarios if s.result is None]
-    explorations = [ExpectedExploration(rel, record) for rel, record in explored.records]
     if progress is not None:
         extra = f" and {len(explorations)} exploration{'s' * (len(explorations) != 1)}" if explorations else ""
         progress(f"re-executing {len(expected)} scenario{'s' * (len(expected) != 1)}{extra}")
@@ -434,6 +453,13 @@ def _reexecute(
             summary.status, summary.note + note, summary.scenarios, summary.seconds, summary.explorations, summary.code
         )
     return summary
+
+
+def _expected(evidence: Evidence) -> tuple[list[Expected], list[ExpectedExploration]]:
+    """What a re-execution must reproduce, from the records read: each scenario with a usable result, and each
+    usable exploration."""
+    expected = [expected_of(s.name, s.result, s.trace, s.events) for s in evidence.scenarios if s.result is not None]
+    return expected, [ExpectedExploration(rel, record) for rel, record in evidence.exploration.records]
 
 
 def _renderer_drifted(drift: Drift, checkout: Path) -> bool:
