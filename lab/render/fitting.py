@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.measure import Measurement
 from rich.table import Table
@@ -42,6 +43,14 @@ class Hanging:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[RenderableType]:
         if console.soft_wrap:  # the caller asked for no wrapping (a log reader wraps, or a test compares lines)
             yield Text.assemble(" " * self._first, self._text)
+            return
+        plain = self._text.plain
+        if "\n" not in plain and "\t" not in plain and self._first + cell_len(plain) <= options.max_width:
+            # It fits on its first line: what wrapping would yield, without wrapping (most lines, and wrapping
+            # the whole text twice is most of printing one).
+            line = self._text.copy()
+            line.rstrip()
+            yield Text.assemble(" " * self._first, line)
             return
         # The first line has its own indent, so it is wrapped at its own width; the rest at theirs.
         first = self._text.wrap(console, max(options.max_width - self._first, 20), overflow="fold")
