@@ -11,6 +11,7 @@ evidence.
 from __future__ import annotations
 
 from lab.scenarios.base import Lab, Pin, Scenario, actor
+from lab.scenarios.compiled import compile_ahead
 from lab.scenarios.cross_check import (
     SWITCH_INTERVAL,
     CheckedExploration,
@@ -84,6 +85,7 @@ __all__ = [
     "chat_state",
     "check_exploration",
     "check_new_name",
+    "compile_ahead",
     "cross_check",
     "describe_pin",
     "discover",

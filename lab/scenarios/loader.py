@@ -24,6 +24,7 @@ from types import ModuleType
 
 from lab.errors import ScenarioError
 from lab.scenarios.base import Scenario, is_actor
+from lab.scenarios.compiled import compiled
 from lab.scenarios.executed import note_executed
 from lab.scenarios.helper_modules import (
     forget_scenario,
@@ -90,7 +91,7 @@ def load(path: Path) -> LoadedScenario | BrokenScenario:
         return BrokenScenario(name, path, "a scenario file name is lower_snake_case (it becomes a folder name)")
     try:
         source = path.read_text(encoding="utf-8")
-        code = compile(source, str(path), "exec")
+        code = compiled(source, path)
     except SyntaxError as error:
         return BrokenScenario(name, path, f"syntax error at line {error.lineno}: {error.msg}")
     except (OSError, UnicodeDecodeError) as error:

@@ -417,6 +417,7 @@ def main() -> int:
     import lab
     from lab.engine.core import DEFAULT_WATCHDOG_SECONDS, encode_trace
     from lab.evidence.reexecute.isolation import Job, run_jobs
+    from lab.scenarios import compile_ahead
     from lab.scenarios.loader import BrokenScenario
 
     request = json.loads(sys.stdin.read())
@@ -438,6 +439,7 @@ def main() -> int:
             if is_name(name) and name not in running:
                 jobs.append((name, Job(home.parent / "scenarios" / f"{name}.py", 1.0, describe=True)))
         facts: dict[str, Any] = {}
+        compile_ahead(job.path for _, job in jobs)  # this child is contained: it may compile what its workers load
         for (name, _), ran in zip(jobs, run_jobs([job for _, job in jobs]), strict=True):
             if ran.facts is not None:
                 facts[name] = {"variants": list(ran.facts.variants), "pinned": ran.facts.pinned}
