@@ -163,22 +163,22 @@ class Campaign:
                 counterexamples: list[ScenarioExploration] = []
                 if explore is not None:
                     explorations, matrix, counterexamples = explore_plan(chosen, explore, listener)
-                changed = source_files.changed_during(archived, root, copy)
-            audit = write_evidence(
-                created_folder,
-                results,
-                broken,
-                root=root,
-                command=command,
-                started=started,
-                ended=datetime.now(UTC),
-                explorations=explorations,
-                kill_matrix=matrix,
-                explore_settings=explore.record() if explore is not None else None,
-                sign_with=sign,
-                opened=opened,
-                sources_changed=changed,
-            )
+                audit = write_evidence(
+                    created_folder,
+                    results,
+                    broken,
+                    root=root,
+                    command=command,
+                    started=started,
+                    ended=datetime.now(UTC),
+                    explorations=explorations,
+                    kill_matrix=matrix,
+                    explore_settings=explore.record() if explore is not None else None,
+                    sign_with=sign,
+                    opened=opened,
+                    # read once the self-audit's re-execution has started, while the run's own copy still exists
+                    sources_changed=lambda: source_files.changed_during(archived, root, copy),
+                )
         return RunOutcome(
             created_folder,
             results,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from lab.engine.core import encode_trace
 from lab.errors import EvidenceError, UsageError
@@ -96,6 +97,10 @@ class OpenFolder:
         self.archived: list[source_files.SourceFile] | None = None
         self.results: set[str] = set()
         """The scenarios whose records are written."""
+        self.written: dict[str, tuple[bytes, bytes, Any]] = {}
+        """Each written scenario's trace and requests as written and its ``result.json`` record, by name: the
+        writer's end needs them again (its self-audit's re-execution is asked from them), and need not make them
+        twice."""
 
     def sources(self, archived: Sequence[source_files.SourceFile]) -> None:
         """Write ``sources/`` and ``sources.json``: the files as the run read them, once, before it ran any."""
@@ -112,5 +117,7 @@ class OpenFolder:
         self.files.write(trace_path(result.name), trace)
         if result.requests:
             self.files.write(requests_path(result.name), requests)
-        self.files.write(result_path(result.name), dump_json(result_record(result, trace, requests, root=self.root)))
+        record = result_record(result, trace, requests, root=self.root)
+        self.files.write(result_path(result.name), dump_json(record))
         self.results.add(result.name)
+        self.written[result.name] = (trace, requests, record)

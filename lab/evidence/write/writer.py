@@ -9,7 +9,7 @@ tells the auditor the folder is one even when the run was interrupted before any
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -100,7 +100,7 @@ def write_evidence(
     explore_settings: Mapping[str, Any] | None = None,
     sign_with: Path | None = None,
     opened: OpenFolder | None = None,
-    sources_changed: Sequence[str] = (),
+    sources_changed: Sequence[str] | Callable[[], Sequence[str]] = (),
 ) -> AuditReport:
     """Write the whole evidence folder into the empty ``folder``, audit it (re-executing it), and return the audit.
 
@@ -115,20 +115,33 @@ def write_evidence(
     ``opened``: the folder as the run wrote it so far (its sources and the results of the scenarios that finished,
     :class:`~lab.evidence.write.files.OpenFolder`); only the rest is written. ``sources_changed``: how the sources
     changed while the run went on (:func:`~lab.evidence.records.sources.changed_during`), recorded in ``run.json``,
-    where every audit names it as a problem.
+    where every audit names it as a problem; or the function that says so, called once the self-audit's
+    re-execution has started (it reads every source file again, as ``git`` does here: both overlap it).
     """
     _check_names(results)
     explored = plan_exploration(results, explorations, kill_matrix, explore_settings)
-    git = git_state(root, exclude=folder)
     out = opened.files if opened is not None else Files(folder)
     out.adopt(STARTED, lambda: dump_json(started_record(started)))
     written = opened.archived if opened is not None else None
     archived = written if written is not None else source_files.collect(root)
     done = opened.results if opened is not None else set()
-    made = [_Made(result, encode_trace(result.trace), request_lines(result.requests)) for result in results]
-    records = [result_record(item.result, item.trace, item.requests, root=root) for item in made]
+    kept = opened.written if opened is not None else {}
+    made = [
+        _Made(result, *kept[result.name][:2])
+        if result.name in kept
+        else _Made(result, encode_trace(result.trace), request_lines(result.requests))
+        for result in results
+    ]
+    records = [
+        kept[item.result.name][2]
+        if item.result.name in kept
+        else result_record(item.result, item.trace, item.requests, root=root)
+        for item in made
+    ]
     pending = _prestart(root, made, records, explored, archived, explore=explore_settings is not None)
     try:
+        git = git_state(root, exclude=folder)
+        changed = sources_changed() if callable(sources_changed) else sources_changed
         if written is None:
             for file in archived:
                 out.write(source_path(file.path), file.data)
@@ -156,8 +169,8 @@ def write_evidence(
             git=git,
             exploration=explored.summary,
         )
-        if sources_changed:
-            run["sources_changed"] = list(sources_changed)
+        if changed:
+            run["sources_changed"] = list(changed)
         out.write(RUN, dump_json(run))
         summary = explored.summary
         shown = Explored(summary["settings"], explored.records, explored.kill_matrix) if summary is not None else None
