@@ -291,6 +291,35 @@ class TestRowsCheckedOnRead:
             _commit(session, "r9")
         assert "2 receipts share 1 sequence numbers" in _one_line(raised)
 
+    def test_a_row_damaged_back_to_a_text_read_before_is_still_checked_against_its_version(
+        self, database: Database
+    ) -> None:
+        """The store remembers the checks of a history text it passed (rows.Histories), by the exact text: a row
+        whose version is then lowered by hand below that text's pairs is refused, and so is a commit refused on it
+        (STALE would otherwise be said), though the text is one already read."""
+        session = database.session()
+        assert _commit(session, "r1") is CommitStatus.COMMITTED
+        ticket = session.begin("r2", "q")  # the one-pair text read and passed
+        database.sql("UPDATE lab_receipts SET seq = 0 WHERE request_id = ?", "r1")
+        database.sql("UPDATE lab_sessions SET version = 0 WHERE name = ?", session.session_id)
+        with pytest.raises(StoreError) as raised:
+            session.begin("r3", "q")
+        assert "history holds 1 pairs after only 0 commits" in _one_line(raised)
+        with pytest.raises(StoreError) as raised:
+            session.commit(ticket, "a", "stop")
+        assert "history holds 1 pairs after only 0 commits" in _one_line(raised)
+
+    def test_a_refused_commit_checks_the_row_it_saw(self, database: Database) -> None:
+        """A commit refused because the version moved checks the row the refusal saw, as a read does: a history
+        damaged by hand is one line, not STALE."""
+        session = database.session()
+        ticket = session.begin("r1", "q")
+        assert _commit(session, "r0") is CommitStatus.COMMITTED
+        database.sql("UPDATE lab_sessions SET history = ? WHERE name = ?", '[["user","a\\u0000b"]]', session.session_id)
+        with pytest.raises(StoreError) as raised:
+            session.commit(ticket, "a", "stop")
+        assert "history item 0 holds a character no store keeps" in _one_line(raised)
+
 
 class TestSameInputsEverywhere:
     """Text no store keeps is refused the same way on every store: tests/test_stores.py (memory included)."""
@@ -388,10 +417,14 @@ class TestReconnect:
                 database.close()
 
     @pytest.mark.parametrize("landed", [True, False])
-    def test_a_commit_lost_on_its_way_says_its_outcome_is_unknown(self, postgres_url: str, landed: bool) -> None:
+    def test_a_commit_lost_on_its_way_says_its_outcome_is_unknown(
+        self, postgres_url: str, landed: bool, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         """The connection breaks while COMMIT is on its way: the line says the commit may or may not have landed
         and to retry with the same request id; the retry is DUPLICATE if it had landed, COMMITTED once if not."""
         import psycopg
+
+        from lab.sessions.stores import pgcommit
 
         database = Database("postgresql", postgres_url)
         try:
@@ -435,7 +468,22 @@ class TestReconnect:
                         kill()
                         real.execute("SELECT 1")  # raises: the connection is gone, as the COMMIT's answer was
 
-            store._db = BreaksAtCommit()
+            breaks = BreaksAtCommit()
+            real_run = pgcommit.run
+
+            def run(db: Any, statement: Any, params: Any) -> Any:
+                """The one-step commit's prepared statement (sent on libpq directly, not through execute)."""
+                if db is not breaks or statement is not pgcommit.OneStatementCommit.COMMIT_TICKET_PREPARED:
+                    return real_run(db, statement, params)  # a read, or the retry on the reopened connection
+                if not landed:
+                    kill()
+                result = real_run(db, statement, params)
+                breaks.committed = True
+                breaks.lose_the_answer()
+                return result
+
+            monkeypatch.setattr(pgcommit, "run", run)
+            store._db = breaks
             ticket = session.begin("r1", "q")
             with pytest.raises(StoreError) as raised:
                 session.commit(ticket, "a", "stop")

@@ -303,21 +303,59 @@ class TestSameInputsEverywhere:
         assert _state(session) == (1, _pair("q2", "A"), ("r-fast",))
 
 
-class _Counting:
-    """A store's connection that counts the statements sent through it (one each a round trip here)."""
+class _RoundTrips:
+    """The round trips a store's connection makes, read off libpq's own trace of the wire (a store may send
+    through psycopg's cursor or prepared statements on libpq directly: both are seen). ``statements`` names each
+    round trip by its statement's first word (``SELECT``, ``WITH``, ``BEGIN``...), plus ``lab_commit_ticket``
+    when it calls the one-step function; a round trip is one ``Sync`` (extended protocol) or ``Query``."""
 
-    def __init__(self, real: Any) -> None:
-        self.real = real
-        self.statements: list[str] = []
+    def __init__(self, store: Any) -> None:
+        self._pgconn = store._db.pgconn
+        self._trace = tempfile.TemporaryFile("w+")  # noqa: SIM115 - closed by close(), after the store is done
+        self._read = 0
+        self._known = {
+            PostgresStore.READ_PREPARED.name.decode(): PostgresStore.READ,
+            PostgresStore.COMMIT_TICKET_PREPARED.name.decode(): PostgresStore.COMMIT_TICKET,
+        }
+        self._pgconn.trace(self._trace.fileno())
+        assert psycopg is not None
+        self._pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
 
-    def __getattr__(self, attribute: str) -> Any:
-        return getattr(self.real, attribute)
+    @property
+    def statements(self) -> list[str]:
+        self._trace.seek(self._read)
+        lines = self._trace.read().splitlines()
+        sent: list[str] = []
+        pending = ""
+        for line in lines:
+            fields = line.split("\t")
+            if len(fields) < 3 or fields[0] != "F":
+                continue
+            kind, rest = fields[2], fields[3] if len(fields) > 3 else ""
+            quoted = rest.split('"')
+            if kind == "Query":
+                sent.append(self._name(rest.strip().strip('"')))
+            elif kind == "Parse":
+                self._known[quoted[1]] = quoted[3]
+                pending = pending or quoted[3]
+            elif kind == "Bind":
+                pending = self._known.get(quoted[3], pending)
+            elif kind == "Sync":
+                sent.append(self._name(pending))
+                pending = ""
+        return sent
 
-    def execute(self, statement: str, *args: Any) -> Any:
-        self.statements.append(
-            statement.split()[0] + (" lab_commit_ticket" if "lab_commit_ticket(" in statement else "")
-        )
-        return self.real.execute(statement, *args)
+    def clear(self) -> None:
+        self._trace.seek(0, 2)
+        self._read = self._trace.tell()
+
+    @staticmethod
+    def _name(sql: str) -> str:
+        return sql.split()[0] + (" lab_commit_ticket" if "lab_commit_ticket(" in sql else "") if sql else "?"
+
+    def close(self) -> None:
+        self._pgconn.untrace()
+        self._trace.close()
 
 
 class TestOneStepCommit:
@@ -326,8 +364,7 @@ class TestOneStepCommit:
     def test_one_round_trip_per_begin_and_per_commit(self, postgres_url: str) -> None:
         store = PostgresStore(postgres_url)
         session = VersionedSession(f"one-step-{next(_names)}", store=store)
-        counted = _Counting(store._db)
-        store._db = counted
+        counted = _RoundTrips(store)
         slow, fast = session.begin("r-slow", "q1"), session.begin("r-fast", "q2")
         assert counted.statements == ["SELECT", "SELECT"]  # a begin is one read, no transaction
         raw = psycopg.connect(postgres_url, autocommit=True)
@@ -339,14 +376,28 @@ class TestOneStepCommit:
             (fast, "other", CommitStatus.ID_CONFLICT),
         ):
             before = raw.execute(row_version, (session.session_id,)).fetchone()
-            counted.statements.clear()
+            counted.clear()
             assert session.commit(ticket, answer, "stop") is status
             assert counted.statements == ["SELECT lab_commit_ticket"]  # no read first: one round trip
             if status is not CommitStatus.COMMITTED:  # a refusal took no lock and wrote nothing
                 assert raw.execute(row_version, (session.session_id,)).fetchone() == before
         assert _state(session) == (1, _pair("q2", "A"), ("r-fast",))
         assert store.lock_waits == 0
+        counted.close()
         raw.close()
+        store.close()
+
+    def test_statements_the_server_forgot_are_prepared_again(self, postgres_url: str) -> None:
+        """The read and the one-step commit are prepared statements of the connection (pgprepared); a server
+        that forgot them (``DEALLOCATE ALL``) has run nothing, so they are prepared again and sent again."""
+        store = PostgresStore(postgres_url)
+        session = VersionedSession(f"forgot-{next(_names)}", store=store)
+        ticket = session.begin("r1", "q")
+        store._db.execute("DEALLOCATE ALL")
+        assert session.snapshot() == (0, ())
+        store._db.execute("DEALLOCATE ALL")
+        assert session.commit(ticket, "a", "stop") is CommitStatus.COMMITTED
+        assert _state(session) == (1, _pair("q", "a"), ("r1",))
         store.close()
 
     def test_without_the_function_a_session_reads_decides_and_writes(self, postgres_url: str) -> None:
@@ -367,15 +418,15 @@ class TestOneStepCommit:
             store = PostgresStore(owner_url.replace("//lab@", f"//{database}@"))
             assert not store._one_step
             session = VersionedSession("limited", store=store)
-            counted = _Counting(store._db)
-            store._db = counted
+            counted = _RoundTrips(store)
             slow, fast = session.begin("r-slow", "q1"), session.begin("r-fast", "q2")
-            counted.statements.clear()
+            counted.clear()
             assert session.commit(fast, "A", "stop") is CommitStatus.COMMITTED
             assert counted.statements == ["SELECT", "WITH"]  # the read, then the compare-and-set
             assert session.commit(slow, "B", "stop") is CommitStatus.STALE
             assert session.commit(fast, "A", "stop") is CommitStatus.DUPLICATE
             assert _state(session) == (1, _pair("q2", "A"), ("r-fast",))
+            counted.close()
             store.close()
         finally:
             admin.execute(f"DROP DATABASE {database} WITH (FORCE)")
@@ -448,3 +499,38 @@ class TestThrowawayServer:
             assert db.execute("SHOW listen_addresses").fetchone() == ("127.0.0.1",)
             data = str(db.execute("SHOW data_directory").fetchone()[0])
         assert data.startswith(tempfile.gettempdir()) and os.stat(data).st_uid != 0
+
+
+class TestHistoryCodec:
+    """The history column's codec, which every store shares (lab.sessions.stores.rows and .store)."""
+
+    @pytest.mark.parametrize(
+        "contents",
+        [(), ("q", "a"), ("ünïcode 中文", 'quote " backslash \\ newline \n tab \t'), ("\u2028", "😀" * 3)],
+    )
+    def test_encoding_is_what_json_dumps_wrote(self, contents: tuple[str, ...]) -> None:
+        import json
+
+        from lab.sessions.stores.store import encode_history
+
+        history = tuple(Message(Role.USER if n % 2 == 0 else Role.ASSISTANT, text) for n, text in enumerate(contents))
+        before = json.dumps([[str(m.role), m.content] for m in history], ensure_ascii=False, separators=(",", ":"))
+        assert encode_history(history) == before
+
+    def test_a_text_is_remembered_only_once_it_passed(self) -> None:
+        from lab.sessions.stores.rows import Histories
+
+        histories = Histories()
+        good = '[["user","q"],["assistant","a"]]'
+        first = histories.decode(good, 1, "l", "s")
+        assert histories.decode(good, 5, "l", "s") is first  # the same text, the same messages
+        with pytest.raises(StoreError, match="history holds 1 pairs after only 0 commits"):
+            histories.decode(good, 0, "l", "s")  # what depends on the version is checked on every read
+        bad = '[["user","q"]]'
+        for _ in range(2):
+            with pytest.raises(StoreError, match="history holds 1 messages, not whole pairs"):
+                histories.decode(bad, 1, "l", "s")
+        assert histories.encode(first) == good
+        for n in range(2 * Histories.KEPT):  # bounded
+            histories.decode(f'[["user","q{n}"],["assistant","a"]]', 1, "l", "s")
+        assert len(histories._decoded) <= Histories.KEPT

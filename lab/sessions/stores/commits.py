@@ -41,6 +41,48 @@ class _Write:
         self.commit = False
 
 
+class _Operation:
+    """The ``with`` block of :meth:`SqlCommits._operation` (a class, not a generator: it wraps every statement of
+    every store call, and a generator-based context manager costs several times as much to enter and leave)."""
+
+    __slots__ = ("_operation", "_request_id", "_session", "_store", "_writes")
+
+    def __init__(
+        self, store: SqlCommits, operation: str, session: str | None, request_id: str | None, writes: bool
+    ) -> None:
+        self._store = store
+        self._operation = operation
+        self._session = session
+        self._request_id = request_id
+        self._writes = writes
+
+    def __enter__(self) -> None:
+        store = self._store
+        store._prepare()
+        store._outcome = Outcome.NOTHING_WRITTEN if self._writes else Outcome.READ_ONLY
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, _trace: object) -> None:
+        if error is None or isinstance(error, StoreError) or not isinstance(error, Exception):
+            return
+        store = self._store
+        sorted_as = store._failure(error)
+        if sorted_as is None:
+            return
+        failure, seconds = sorted_as
+        if failure is not Failure.LOST and store._outcome is Outcome.UNKNOWN:
+            store._outcome = Outcome.NOTHING_WRITTEN  # the server answered with an error: it rolled back
+        raise describe(
+            store._label,
+            failure,
+            operation=self._operation,
+            session=self._session,
+            detail=first_line(error),
+            outcome=store._outcome,
+            seconds=seconds,
+            request_id=self._request_id,
+        ) from None
+
+
 class SqlCommits:
     """:meth:`commit_round` and :meth:`overwrite` of a SQL store, from its statements and its write transaction."""
 
@@ -93,35 +135,12 @@ class SqlCommits:
 
     # -- shared ----------------------------------------------------------------------------------------------------
 
-    @contextlib.contextmanager
     def _operation(
         self, operation: str, session: str | None, *, request_id: str | None = None, writes: bool = False
-    ) -> Iterator[None]:
+    ) -> _Operation:
         """Run one store operation: every driver error inside becomes one :class:`StoreError` line saying what
         happened, whether anything was written, and what to do."""
-        self._prepare()
-        self._outcome = Outcome.NOTHING_WRITTEN if writes else Outcome.READ_ONLY
-        try:
-            yield
-        except StoreError:
-            raise
-        except Exception as error:
-            sorted_as = self._failure(error)
-            if sorted_as is None:
-                raise
-            failure, seconds = sorted_as
-            if failure is not Failure.LOST and self._outcome is Outcome.UNKNOWN:
-                self._outcome = Outcome.NOTHING_WRITTEN  # the server answered with an error: it rolled back
-            raise describe(
-                self._label,
-                failure,
-                operation=operation,
-                session=session,
-                detail=first_line(error),
-                outcome=self._outcome,
-                seconds=seconds,
-                request_id=request_id,
-            ) from None
+        return _Operation(self, operation, session, request_id, writes)
 
     @contextlib.contextmanager
     def _write_transaction(self, key: str, name: str) -> Iterator[_Write]:

@@ -108,6 +108,8 @@ def kept_by_every_store(value: str) -> bool:
     """Whether every store keeps ``value`` (no NUL character, no lone surrogate): :func:`check_text` would pass."""
     if "\x00" in value:
         return False
+    if value.isascii():
+        return True  # no surrogate is ASCII: the encoding below would succeed
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -121,6 +123,8 @@ def check_text(label: str, what: str, value: str) -> None:
         raise StoreError(
             f"{label}: the {what} holds a NUL character (\\x00), which no store keeps; nothing was written"
         )
+    if value.isascii():
+        return  # no surrogate is ASCII (called for every text of every commit: the common case, cheaply)
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:

@@ -23,10 +23,11 @@ from typing import Any
 from lab.hooks import note_shared_access
 from lab.messages import Message
 from lab.sessions.stores.failures import Outcome
+from lab.sessions.stores.pgprepared import INTEGER, TEXT, prepared, read_row, run
 from lab.sessions.stores.pgrow import RowHolding
 from lab.sessions.stores.pgsql import RECEIPT_COUNTS
 from lab.sessions.stores.pgsql import errors as _errors
-from lab.sessions.stores.rows import check_sequence, row_state
+from lab.sessions.stores.rows import Histories, check_sequence
 from lab.sessions.stores.store import Decided, StoreError, access_name, encode_history
 from lab.sessions.stores.store import row_name as _row
 
@@ -113,10 +114,13 @@ class OneStatementCommit(RowHolding):
         f" FROM {ONE_STEP_NAME}(%s, %s, %s, %s, %s, %s, %s, %s)"
     )
     """One call of :data:`ONE_STEP_FUNCTION`."""
+    COMMIT_TICKET_PREPARED = prepared(COMMIT_TICKET, (TEXT, INTEGER, TEXT, TEXT, TEXT, TEXT, TEXT, INTEGER))
+    """:attr:`COMMIT_TICKET` as the statement prepared on each connection (:mod:`.pgprepared`)."""
 
     _one_step: bool
     """Whether the database has :data:`ONE_STEP_FUNCTION` (a user allowed to create tables but not functions, or
     a database whose tables another user made, may lack it: then sessions commit the ordinary way)."""
+    _histories: Histories
 
     def commit_ticket(
         self,
@@ -140,18 +144,31 @@ class OneStatementCommit(RowHolding):
             return None
         self._check_writable(name, request_id, question, answer, history)
         note_shared_access(access_name(self._label), _row(name), "w")
-        params = (key, version, encode_history(base), encode_history(history), request_id, question, answer)
+        histories = self._histories
         with self._operation("commit", name, request_id=request_id, writes=True):
+            db = self._db
+            encoding = db.info.encoding
+            params = [
+                key.encode(encoding),
+                str(version).encode(),
+                histories.encode(base).encode(encoding),
+                encode_history(history).encode(encoding),
+                request_id.encode(encoding),
+                question.encode(encoding),
+                answer.encode(encoding),
+                str(receipt_capacity).encode(),
+            ]
             self._outcome = Outcome.UNKNOWN  # one statement, its own transaction: it may land and its answer be lost
-            row = self._db.execute(self.COMMIT_TICKET, (*params, receipt_capacity)).fetchone()
+            result = run(db, self.COMMIT_TICKET_PREPARED, params)
             self._outcome = Outcome.NOTHING_WRITTEN
-        if row is None:
+        if result.ntuples == 0:
             raise StoreError(f"{self._label}: session {name} is gone (its row was deleted); open it again")
-        if row[1]:
+        value = result.get_value
+        if value(0, 1) == b"t":
             self.lock_waits += 1  # it waited for another commit in flight (step 2 of the function)
-        if row[0]:
+        if value(0, 0) == b"t":
             return Decided(True, version + 1)
-        seen = row_state(row[2:], self._label, name)  # checked like a read: a damaged row is an error, not STALE
+        seen = histories.row_state(read_row(result, 2, encoding), self._label, name)  # checked like a read
         return Decided(False, seen.version, seen.receipt)
 
     COMMIT_ROUND = (

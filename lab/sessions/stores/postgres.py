@@ -39,11 +39,12 @@ from lab.hooks import note_shared_access
 from lab.sessions.stores.failures import Failure, check_text, first_line
 from lab.sessions.stores.options import seconds
 from lab.sessions.stores.pgcommit import ONE_STEP_FUNCTION, ONE_STEP_NAME, OneStatementCommit
+from lab.sessions.stores.pgprepared import TEXT, prepare, prepared, read_row, run
 from lab.sessions.stores.pgrow import RowLockModel
 from lab.sessions.stores.pgsql import available, psycopg
 from lab.sessions.stores.pgsql import errors as _errors
 from lab.sessions.stores.pgurl import SETTINGS, public_url, split_url
-from lab.sessions.stores.rows import row_state
+from lab.sessions.stores.rows import Histories
 from lab.sessions.stores.store import SCHEMA_VERSION, RowState, StoreError, access_name
 from lab.sessions.stores.store import row_name as _row
 
@@ -73,6 +74,8 @@ class PostgresStore(OneStatementCommit):
         " (SELECT max(seq) FROM lab_receipts WHERE session = s.key) FROM lab_sessions s"
         " LEFT JOIN lab_receipts r ON r.session = s.key AND r.request_id = %s WHERE s.key = %s"
     )
+    READ_PREPARED = prepared(READ, (TEXT, TEXT))
+    """:attr:`READ` as the statement prepared on each connection (:mod:`.pgprepared`)."""
     OVERWRITE = "UPDATE lab_sessions SET version = %s, history = %s WHERE key = %s"
     STORE_RECEIPT = (
         "INSERT INTO lab_receipts (session, request_id, seq, question, answer) VALUES (%s, %s, %s, %s, %s)"
@@ -120,14 +123,17 @@ class PostgresStore(OneStatementCommit):
         self._holding = False
         self.lock_waits = 0
         self._one_step = False  # until the schema is seen (_ensure_schema)
+        self._histories = Histories()
         try:
             kept = _kept.get(self._slot) if self._slot is not None else None
             if kept is not None and kept[1] == self._server_settings and _idle(kept[0]):
                 self._db: Any = kept[0]  # this process's connection for that slot: the schema is known to be there
                 self._one_step = kept[2]
+                self._prepare_statements()
                 return
             self._db = self._connect()
             self._ensure_schema()
+            self._prepare_statements()
             if self._slot is not None:
                 _kept[self._slot] = (self._db, self._server_settings, self._one_step)
         except psycopg.Error as error:
@@ -172,6 +178,14 @@ class PostgresStore(OneStatementCommit):
                         f"version {SCHEMA_VERSION}"
                     )
         self._one_step = bool(function) or self._create_function()
+
+    def _prepare_statements(self) -> None:
+        """Prepare the read and the one-step commit on this connection (:mod:`.pgprepared`); a connection reopened
+        later prepares them at their first use."""
+        if self._one_step:
+            prepare(self._db, self.READ_PREPARED, self.COMMIT_TICKET_PREPARED)
+        else:
+            prepare(self._db, self.READ_PREPARED)
 
     def _create_function(self) -> bool:
         """Create :data:`~.pgcommit.ONE_STEP_FUNCTION` (under the schema's advisory lock, so that processes
@@ -241,8 +255,12 @@ class PostgresStore(OneStatementCommit):
             check_text(self._label, "request id", request_id)
         note_shared_access(access_name(self._label), _row(name), "r")
         with self._operation("read", name):
-            row = self._db.execute(self.READ, (request_id, key)).fetchone()
-        return row_state(row, self._label, name)
+            db = self._db
+            encoding = db.info.encoding
+            params = [None if request_id is None else request_id.encode(encoding), key.encode(encoding)]
+            result = run(db, self.READ_PREPARED, params)
+            row = None if result.ntuples == 0 else read_row(result, 0, encoding)
+        return self._histories.row_state(row, self._label, name)
 
     def receipt_ids(self, key: str, name: str) -> tuple[str, ...]:
         """The remembered request ids, oldest first."""

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lab.messages import Message, Role
-from lab.sessions.stores.store import RowState, StoreError
+from lab.sessions.stores.store import RowState, StoreError, encode_history
 
 READ_COLUMNS = 5
 """What a read selects, in order: version, history, the receipt's question and answer (``NULL`` when there is
@@ -61,6 +61,13 @@ def check_sequence(
 
 def decode_history(text: object, version: int, label: str, name: str) -> tuple[Message, ...]:
     """The history column as messages, refused unless it is whole user/assistant pairs of well-formed messages."""
+    messages = _messages(text, label, name)
+    _check_pairs(messages, version, label, name)
+    return messages
+
+
+def _messages(text: object, label: str, name: str) -> tuple[Message, ...]:
+    """Every check of the history that does not depend on the version, in the order the items come."""
     if not isinstance(text, str):
         raise damaged(label, name, f"history is a {type(text).__name__}, not JSON text")
     try:
@@ -69,22 +76,86 @@ def decode_history(text: object, version: int, label: str, name: str) -> tuple[M
         raise damaged(label, name, f"history is not JSON: {error}") from None
     if not isinstance(items, list):
         raise damaged(label, name, f"history is a JSON {type(items).__name__}, not a list")
+    # A NUL or a lone surrogate can only come from a \u escape: JSON text read from a database is a str
+    # decoded from UTF-8 (no lone surrogates), and json.loads refuses a raw control character inside a string.
+    escapes = "\\u" in text
     messages: list[Message] = []
     for index, item in enumerate(items):
-        expected = Role.USER if index % 2 == 0 else Role.ASSISTANT
-        if not (isinstance(item, list) and len(item) == 2 and all(isinstance(part, str) for part in item)):
+        user = not index % 2
+        # json.loads makes exact lists and strs, so type() is isinstance() here, and cheaper
+        if not (type(item) is list and len(item) == 2 and type(item[0]) is str and type(item[1]) is str):
             raise damaged(label, name, f"history item {index} is not a [role, content] pair of strings")
         role, content = item
-        if role != expected:
+        if role != ("user" if user else "assistant"):
+            expected = Role.USER if user else Role.ASSISTANT
             raise damaged(label, name, f"history item {index} is {role!r} where {expected} was due")
-        if "\x00" in content or _has_surrogate(content):
+        if escapes and ("\x00" in content or _has_surrogate(content)):
             raise damaged(label, name, f"history item {index} holds a character no store keeps")
-        messages.append(Message(expected, content))
+        messages.append(Message(Role.USER if user else Role.ASSISTANT, content))
     if len(messages) % 2:
         raise damaged(label, name, f"history holds {len(messages)} messages, not whole pairs")
+    return tuple(messages)
+
+
+def _check_pairs(messages: tuple[Message, ...], version: int, label: str, name: str) -> None:
     if len(messages) // 2 > version:
         raise damaged(label, name, f"history holds {len(messages) // 2} pairs after only {version} commits")
-    return tuple(messages)
+
+
+class Histories:
+    """One store's history codec: the checks of :func:`decode_history`, remembered for the few texts it last
+    passed, and :func:`~.store.encode_history`, remembered for the few histories it last encoded.
+
+    Why: with many clients on one session, every ``begin`` and every refused commit reads the row's history, and
+    decoding and checking it in Python (JSON, then each item's shape, role and characters, then a message
+    object each) cost a client about 20 us a read, on a machine whose CPUs those clients keep busy. Most reads
+    find a text this store has just read (the version they began on, or the one that refused them). The checks
+    of the text are a function of the text alone, so a text equal to one already passed passes again, giving the
+    same messages: that part is remembered, by the exact text, never by time or version; what depends on the
+    version (no more pairs than commits) is checked on every read. A text never seen, a hand-damaged row
+    included, is decoded and checked in full, and a text that fails is never remembered. One per store object,
+    so two workers never share one (each lesson worker has its own store), and at most :attr:`KEPT` texts.
+    """
+
+    KEPT = 16
+
+    __slots__ = ("_decoded", "_encoded")
+
+    def __init__(self) -> None:
+        self._decoded: dict[str, tuple[Message, ...]] = {}
+        self._encoded: dict[int, tuple[tuple[Message, ...], str]] = {}
+
+    def decode(self, text: object, version: int, label: str, name: str) -> tuple[Message, ...]:
+        """:func:`decode_history` of ``text``."""
+        messages = self._decoded.get(text) if type(text) is str else None
+        if messages is None:
+            messages = _messages(text, label, name)
+            if len(self._decoded) >= self.KEPT:
+                self._decoded.clear()
+            self._decoded[text] = messages  # type: ignore[index]  # a str: _messages refused anything else
+        _check_pairs(messages, version, label, name)
+        return messages
+
+    def encode(self, history: tuple[Message, ...]) -> str:
+        """:func:`~.store.encode_history` of ``history`` (remembered by the tuple's identity: a ticket's history
+        is the very tuple a read decoded, and every commit of a ticket built on it sends it as its base)."""
+        kept = self._encoded.get(id(history))
+        if kept is not None and kept[0] is history:
+            return kept[1]
+        encoded = encode_history(history)
+        if len(self._encoded) >= self.KEPT:
+            self._encoded.clear()
+        self._encoded[id(history)] = (history, encoded)  # the tuple kept alive: its id cannot be reused
+        return encoded
+
+    def row_state(self, row: Sequence[Any] | None, label: str, name: str) -> RowState:
+        """:func:`row_state`, with this codec."""
+        if row is None:
+            return row_state(row, label, name)
+        version = checked_version(row[0], label, name)
+        check_sequence(version, row[4], label, name)
+        history = self.decode(row[1], version, label, name)
+        return RowState(version, history, receipt_of(row[2], row[3], label, name))
 
 
 def row_state(row: Sequence[Any] | None, label: str, name: str) -> RowState:

@@ -32,7 +32,7 @@ from lab.hooks import note_shared_access
 from lab.sessions.stores.commits import SqlCommits
 from lab.sessions.stores.failures import Failure, Outcome, check_text
 from lab.sessions.stores.options import LOCK_TIMEOUT, query_options, seconds
-from lab.sessions.stores.rows import row_state
+from lab.sessions.stores.rows import Histories
 from lab.sessions.stores.store import SCHEMA_VERSION, RowState, StoreError, access_name
 from lab.sessions.stores.store import row_name as _row
 
@@ -109,6 +109,7 @@ class SqliteStore(SqlCommits):
         self._label = f"sqlite:{name if name is not None else self.path}"
         self._busy_ms = int(self.lock_timeout * 1000)
         self.busy_waits = 0
+        self._histories = Histories()  # decoding and checking the history read (lab.sessions.stores.rows)
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=0)
             self._db.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
@@ -231,7 +232,7 @@ class SqliteStore(SqlCommits):
         note_shared_access(access_name(self._label), _row(name), "r")
         with self._operation("read", name):
             row = self._db.execute(self.READ, (request_id, key)).fetchone()
-        return row_state(row, self._label, name)
+        return self._histories.row_state(row, self._label, name)
 
     def receipt_ids(self, key: str, name: str) -> tuple[str, ...]:
         """The remembered request ids, oldest first."""

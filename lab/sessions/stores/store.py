@@ -146,8 +146,14 @@ def row_name(session: str) -> str:
 
 
 def encode_history(history: Sequence[Message]) -> str:
-    """The history column: a JSON list of ``[role, content]`` pairs, in order."""
-    return json.dumps([[str(m.role), m.content] for m in history], ensure_ascii=False, separators=(",", ":"))
+    """The history column: a JSON list of ``[role, content]`` pairs, in order (what
+    ``json.dumps(..., ensure_ascii=False, separators=(",", ":"))`` writes, by one encoder made once: ``dumps``
+    builds a new encoder on every call with these arguments. A role is a ``StrEnum``, which JSON writes as its
+    string)."""
+    return _ENCODER.encode([[m.role, m.content] for m in history])
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def open_store(spec: str) -> Store | None:
