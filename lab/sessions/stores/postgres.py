@@ -74,15 +74,14 @@ class PostgresStore(OneStatementCommit):
         " (SELECT max(seq) FROM lab_receipts WHERE session = s.key) FROM lab_sessions s"
         " LEFT JOIN lab_receipts r ON r.session = s.key AND r.request_id = %s WHERE s.key = %s"
     )
-    READ_PREPARED = prepared(READ, (TEXT, TEXT))
-    """:attr:`READ` as the statement prepared on each connection (:mod:`.pgprepared`)."""
     READ_ROW = (
         "SELECT s.version, s.history, NULL::text, NULL::text,"
         " (SELECT max(seq) FROM lab_receipts WHERE session = s.key) FROM lab_sessions s WHERE s.key = %s"
     )
     """:attr:`READ` when no request id is asked about (``begin``, ``snapshot``): the same columns, no receipt
-    looked up (the join would find none), 5 to 15 us of the server's CPU less a read."""
-    READ_ROW_PREPARED = prepared(READ_ROW, (TEXT,))
+    looked up (the join would find none), 5 to 15 us of the server's CPU less a read. ``..._PREPARED``: each as
+    the statement prepared on every connection (:mod:`.pgprepared`)."""
+    READ_PREPARED, READ_ROW_PREPARED = prepared(READ, (TEXT, TEXT)), prepared(READ_ROW, (TEXT,))
     OVERWRITE = "UPDATE lab_sessions SET version = %s, history = %s WHERE key = %s"
     STORE_RECEIPT = (
         "INSERT INTO lab_receipts (session, request_id, seq, question, answer) VALUES (%s, %s, %s, %s, %s)"
@@ -187,12 +186,9 @@ class PostgresStore(OneStatementCommit):
         self._one_step = bool(function) or self._create_function()
 
     def _prepare_statements(self) -> None:
-        """Prepare the read and the one-step commit on this connection (:mod:`.pgprepared`); a connection reopened
-        later prepares them at their first use."""
-        if self._one_step:
-            prepare(self._db, self.READ_ROW_PREPARED, self.READ_PREPARED, self.COMMIT_TICKET_PREPARED)
-        else:
-            prepare(self._db, self.READ_ROW_PREPARED, self.READ_PREPARED)
+        """Prepare the reads and the one-step commit here (:mod:`.pgprepared`; a reopened connection: at first use)."""
+        commit = (self.COMMIT_TICKET_PREPARED,) if self._one_step else ()
+        prepare(self._db, self.READ_ROW_PREPARED, self.READ_PREPARED, *commit)
 
     def _create_function(self) -> bool:
         """Create :data:`~.pgcommit.ONE_STEP_FUNCTION` (under the schema's advisory lock, so that processes
@@ -256,14 +252,12 @@ class PostgresStore(OneStatementCommit):
             return str(self._db.execute("SELECT key FROM lab_sessions WHERE name = %s", (name,)).fetchone()[0])
 
     def read(self, key: str, name: str, request_id: str | None = None) -> RowState:
-        """Version, history and one receipt in one statement (one snapshot, and no row lock: readers never wait),
-        checked (:mod:`.rows`)."""
+        """Version, history and one receipt in one statement (one snapshot, no row lock), checked (:mod:`.rows`)."""
         if request_id is not None:
             check_text(self._label, "request id", request_id)
         note_shared_access(access_name(self._label), _row(name), "r")
         with self._operation("read", name):
-            db = self._db
-            encoding = db.info.encoding
+            db, encoding = self._db, self._db.info.encoding
             if request_id is None:
                 result = run(db, self.READ_ROW_PREPARED, [key.encode(encoding)])
             else:
