@@ -82,7 +82,7 @@ def behaviour_paths(root: Path) -> list[str]:
     # Strings and directory entries, not a Path per file: a run lists its checkout twice and its self-audit once.
     # A stack, not recursion: a checkout may be deep. Links to folders are listed as os.walk lists them, not entered.
     base = str(root)
-    todo = [package for package in PACKAGES]
+    todo = list(PACKAGES)
     while todo:
         rel = todo.pop()
         try:
