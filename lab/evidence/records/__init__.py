@@ -115,7 +115,7 @@ from lab.evidence.records.sources import (
     source_digest,
     source_root,
 )
-from lab.evidence.records.text import cell_name, first_difference, refuse_constant, shown
+from lab.evidence.records.text import STRICT_JSON, cell_name, first_difference, refuse_constant, shown
 
 __all__ = [
     "AUDIT",
@@ -158,6 +158,7 @@ __all__ = [
     "STARTED_FIELDS",
     "STARTED_OPTIONAL",
     "STEP_FIELDS",
+    "STRICT_JSON",
     "SUMMARY_FIELDS",
     "SUMMARY_KEYS",
     "SUMS",

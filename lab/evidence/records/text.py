@@ -51,3 +51,8 @@ class NotJsonNumber(EvidenceError, ValueError):
 def refuse_constant(name: str) -> object:
     """The ``parse_constant`` of every JSON read from a folder or a child: it raises :class:`NotJsonNumber`."""
     raise NotJsonNumber(f"{name} is not a JSON number")
+
+
+STRICT_JSON = json.JSONDecoder(parse_constant=refuse_constant)
+"""A decoder with :func:`refuse_constant`, made once: ``json.loads`` with that option builds a new decoder per call,
+which reading a trace line by line did for every line."""

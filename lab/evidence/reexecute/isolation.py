@@ -43,7 +43,7 @@ from typing import Any
 from lab.engine.core import ACTOR_POOL, BlockedActor, TraceEvent, encode_trace
 from lab.evidence.records.plan import ScenarioFacts
 from lab.evidence.records.records import result_fields
-from lab.evidence.records.text import refuse_constant
+from lab.evidence.records.text import STRICT_JSON, refuse_constant
 from lab.evidence.reexecute.drivers import prepare_drivers
 from lab.evidence.reexecute.orphans import adopt_orphans, children, sweep_orphans
 from lab.scenarios.loader import BrokenScenario, LoadedScenario, load
@@ -64,8 +64,6 @@ PARALLEL = max(1, min((os.cpu_count() or 1) + 1, 4))
 """How many workers run at once: one more than the processors (at most 4), since a worker is idle while its actors
 hand the baton from thread to thread, and another worker uses the processor meanwhile (on 2 processors, 3 workers
 ran the 34 scenarios in 0.22 s, 2 in 0.27 s)."""
-_LINES = json.JSONDecoder(parse_constant=refuse_constant)
-"""One decoder for every trace line (``json.loads`` with an option makes a new one per call, per line)."""
 _MAX_FD = 1 << 16
 _POLL = 0.05
 """How often a wait on workers' pipes looks whether a worker ended while something it left holds them open."""
@@ -422,7 +420,7 @@ def _decode(path: Path, report: Any) -> ScenarioResult | BrokenScenario:
     data = report["result"]
     if data["name"] != path.stem:
         raise ValueError("another scenario's name")
-    events = [_LINES.decode(line) for line in _text(data["trace"]).splitlines()]
+    events = [STRICT_JSON.decode(line) for line in _text(data["trace"]).splitlines()]
     trace = tuple(TraceEvent(e["step"], e["actor"], e["op"], e["obj"], e["detail"]) for e in events)
     if encode_trace(trace).decode("utf-8") != data["trace"]:
         raise ValueError("a trace the lab would not write")

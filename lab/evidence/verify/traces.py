@@ -17,11 +17,8 @@ from lab.evidence.records.findings import Problem
 from lab.evidence.records.layout import result_path, trace_path
 from lab.evidence.records.records import same_json
 from lab.evidence.records.safefs import printable
-from lab.evidence.records.text import refuse_constant
+from lab.evidence.records.text import STRICT_JSON
 from lab.scenarios.runner import Verdict
-
-_LINES = json.JSONDecoder(parse_constant=refuse_constant)
-"""One decoder for every trace line (``json.loads`` with an option makes a new one per call, per line)."""
 
 
 def parse_trace(data: bytes, rel: str, problems: list[Problem]) -> list[TraceEvent] | None:
@@ -58,7 +55,7 @@ def parse_trace(data: bytes, rel: str, problems: list[Problem]) -> list[TraceEve
 def _event(line: str, index: int) -> dict[str, Any] | str:
     """Line ``index`` of a trace, parsed once: its event's fields, or what is wrong with it."""
     try:
-        item = _LINES.decode(line)
+        item = STRICT_JSON.decode(line)
     except json.JSONDecodeError as error:
         return f"is not JSON ({error.msg})"
     except (ValueError, RecursionError):  # an integer too long to convert; nesting too deep

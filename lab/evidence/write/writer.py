@@ -126,18 +126,16 @@ def write_evidence(
     archived = written if written is not None else source_files.collect(root)
     done = opened.results if opened is not None else set()
     kept = opened.written if opened is not None else {}
-    made = [
-        _Made(result, *kept[result.name][:2])
-        if result.name in kept
-        else _Made(result, encode_trace(result.trace), request_lines(result.requests))
-        for result in results
-    ]
-    records = [
-        kept[item.result.name][2]
-        if item.result.name in kept
-        else result_record(item.result, item.trace, item.requests, root=root)
-        for item in made
-    ]
+    made: list[_Made] = []
+    records: list[Any] = []
+    for result in results:
+        if result.name in kept:  # written as it finished: its bytes and record are made already
+            trace, requests, record = kept[result.name]
+        else:
+            trace, requests = encode_trace(result.trace), request_lines(result.requests)
+            record = result_record(result, trace, requests, root=root)
+        made.append(_Made(result, trace, requests))
+        records.append(record)
     pending = _prestart(root, made, records, explored, archived, explore=explore_settings is not None)
     try:
         git = git_state(root, exclude=folder)
