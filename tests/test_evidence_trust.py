@@ -14,6 +14,7 @@ import json
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -217,8 +218,11 @@ class TestChild:
         )
         if pid_file.exists():  # the child got as far as starting it (on a loaded machine it may not have)
             status = Path(f"/proc/{int(pid_file.read_text())}/status")
-            if status.exists():  # gone already, or a zombie waiting for init to reap it
-                assert "State:\tZ" in status.read_text()
+            deadline = time.monotonic() + 5  # SIGKILL is delivered, and the process torn down, asynchronously
+            while status.exists() and "State:\tZ" not in _read_or_empty(status) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            if status.exists():  # gone already, or a zombie waiting for its reaper
+                assert "State:\tZ" in _read_or_empty(status) or not status.exists()
 
     def test_a_failure_is_its_last_line_of_stderr(self, tmp_path: Path) -> None:
         body = "    sys.stderr.write('noise\\n' * 100000)\n    raise SystemExit('the real reason')"
@@ -431,3 +435,11 @@ class TestTheAuditorRederives:
         assert recorded[: len(command.split())] == command.split()
         assert f"run.json: its command ({' '.join(recorded)}) runs fails, passes, but scenarios and broken name " \
                "passes" in reasons  # fmt: skip
+
+
+def _read_or_empty(path: Path) -> str:
+    """A /proc file's text, or "" once the process is gone (between looking and reading)."""
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
