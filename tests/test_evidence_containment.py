@@ -4,12 +4,18 @@ session (``setsid``) is found and ended before ``run_files`` returns, so nothing
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
+from lab.evidence.reexecute import worker_namespace
 from lab.evidence.reexecute.isolation import ISOLATED, Job, run_files
+from lab.evidence.reexecute.worker_namespace import available
 
 DAEMON = '''"""A scenario whose import leaves a daemon behind, in a session of its own."""
 
@@ -22,7 +28,7 @@ if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
         with open({pidfile!r}, "w") as handle:
-            handle.write(str(os.getpid()))
+            handle.write(os.readlink("/proc/self"))  # its number outside a namespace it may be in
         time.sleep(60)
     os._exit(0)
 
@@ -85,3 +91,64 @@ class TestContainment:
         run_files([Job(tmp_path / "mine.py", 5.0)])
         pid, session, group = map(int, where.read_text().split())
         assert session == pid == group and session != os.getsid(0)
+
+    @pytest.mark.skipif(not available(), reason="no PID namespace can be made here")
+    def test_a_scenario_runs_in_a_pid_namespace_of_its_own(self, tmp_path: Path) -> None:
+        """Its process is number 2 there, its parent the namespace's first process (1), and the numbers of the
+        run, of the test and of every other worker name nothing it can signal."""
+        where = tmp_path / "ids"
+        (tmp_path / "mine.py").write_text(SESSION.format(where=str(where)), encoding="utf-8")
+        (outcome,) = run_files([Job(tmp_path / "mine.py", 5.0)])
+        assert getattr(outcome, "verdict", None) == "PASS", outcome
+        pid, session, group = map(int, where.read_text().split())
+        assert (pid, session, group) == (2, 2, 2)
+
+
+NOBODY = 65534
+AS_NOBODY = """import os, sys
+sys.path.insert(0, sys.argv[1])
+from worker_namespace import available, contain
+pid = os.fork()
+if pid == 0:
+    os._exit(contain(lambda: 0 if (os.getpid(), os.getppid(), os.getuid()) == (2, 1, {nobody}) else 9))
+print(available(), os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+
+@pytest.mark.skipif(
+    not available() or os.geteuid() != 0 or shutil.which("setpriv") is None,
+    reason="needs a PID namespace, root and setpriv (to become another user)",
+)
+@pytest.mark.timeout(60)
+def test_without_root_the_namespace_is_made_through_a_user_namespace() -> None:
+    """A user who is not root cannot make a PID namespace directly: the worker makes a user namespace that maps
+    its user to itself first. Tried as ``nobody`` (where the kernel refuses unprivileged user namespaces, the
+    worker runs its scenario itself, and this test says so)."""
+    folder = Path(tempfile.mkdtemp(prefix="lab-nobody-"))
+    try:
+        folder.chmod(0o755)
+        module = Path(worker_namespace.__file__)
+        shutil.copyfile(module, folder / module.name)
+        done = subprocess.run(
+            [
+                "setpriv",
+                f"--reuid={NOBODY}",
+                f"--regid={NOBODY}",
+                "--clear-groups",
+                sys.executable,
+                "-I",
+                "-c",
+                AS_NOBODY.format(nobody=NOBODY),
+                str(folder),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+            cwd=folder,
+        )
+    finally:
+        shutil.rmtree(folder)
+    if done.stdout.split() == ["False", "9"]:
+        pytest.skip("this kernel allows no unprivileged user namespaces")
+    assert done.stdout.split() == ["True", "0"], done.stdout + done.stderr

@@ -6,6 +6,7 @@ scenario finishes."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from lab.evidence.reexecute.worker_namespace import SWITCH, available
 from tests.evidence_checkout import FROZEN
 
 LESSON = (FROZEN / "scenarios" / "out_of_order_commit.py").read_text(encoding="utf-8")
@@ -27,13 +29,16 @@ def _checkout(tmp_path: Path, scenarios: dict[str, str]) -> Path:
     return root
 
 
-def _python(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, *args], cwd=root, capture_output=True, text=True, timeout=180, check=False)
+def _python(root: Path, *args: str, namespace: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ} if namespace else {**os.environ, SWITCH: "off"}
+    return subprocess.run(
+        [sys.executable, *args], cwd=root, capture_output=True, text=True, timeout=180, check=False, env=env
+    )
 
 
-def _run(root: Path, out: Path, *names: str) -> subprocess.CompletedProcess[str]:
+def _run(root: Path, out: Path, *names: str, namespace: bool = True) -> subprocess.CompletedProcess[str]:
     words = [word for name in names for word in ("--scenario", name)]
-    return _python(root, str(root / "run.py"), "--out", str(out), *words)
+    return _python(root, str(root / "run.py"), "--out", str(out), *words, namespace=namespace)
 
 
 @pytest.mark.slow
@@ -84,7 +89,8 @@ def test_a_scenario_rewriting_the_runs_own_copy_is_named(tmp_path: Path) -> None
 @pytest.mark.timeout(180)
 def test_a_killed_parent_leaves_every_finished_result(tmp_path: Path) -> None:
     """A scenario whose import kills its parent left only started.json. Now the sources and each result written
-    before the kill are in the folder, which every audit calls unfinished."""
+    before the kill are in the folder, which every audit calls unfinished. (Without a PID namespace: in one, the
+    parent is out of the scenario's reach, as the next test shows.)"""
     out = tmp_path / "ev"
     first = out / "scenarios" / "a_first" / "result.json"
     killer = (  # it waits for the first result to be written (workers run side by side), then kills
@@ -93,7 +99,7 @@ def test_a_killed_parent_leaves_every_finished_result(tmp_path: Path) -> None:
         "os.kill(os.getppid(), signal.SIGKILL)\n" + LESSON
     )
     root = _checkout(tmp_path, {"a_first": LESSON, "b_second": LESSON, "z_killer": killer})
-    done = _run(root, out, "a_first", "b_second", "z_killer")
+    done = _run(root, out, "a_first", "b_second", "z_killer", namespace=False)
     assert done.returncode == -9
     assert not (out / "SHA256SUMS").exists() and (out / "started.json").is_file()
     assert (out / "sources.json").is_file() and (out / "sources" / "scenarios" / "z_killer.py").is_file()
@@ -103,3 +109,49 @@ def test_a_killed_parent_leaves_every_finished_result(tmp_path: Path) -> None:
     assert audited.returncode == 1 and "UNFINISHED" in audited.stdout
     said = " ".join(audited.stdout.split())
     assert f"it holds the results of {len(finished)} scenario" in said and "with --resume keeps" in said
+
+
+KILLS_BY_NUMBER = """import os, signal
+if os.getpid() != 2 or os.getppid() != 1:  # never outside a namespace: as root it would end every process
+    raise RuntimeError("not in a PID namespace of its own")
+for name in os.listdir("/proc"):  # /proc still lists the machine's processes: the run, its workers, the test
+    if name.isdigit() and int(name) != os.getpid():
+        try:
+            os.kill(int(name), signal.SIGKILL)
+        except OSError:
+            pass
+os.kill(os.getppid(), signal.SIGKILL)
+"""
+KILLS_EVERYTHING = """import os, signal
+if os.getpid() != 2 or os.getppid() != 1:
+    raise RuntimeError("not in a PID namespace of its own")
+child = os.fork()
+if child == 0:
+    signal.pause()
+    os._exit(0)
+os.kill(-1, signal.SIGKILL)  # as root: every process it may signal but itself and the namespace's first
+if not os.WIFSIGNALED(os.waitpid(child, 0)[1]):
+    raise RuntimeError("kill(-1) did not reach its own child")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+@pytest.mark.skipif(not available(), reason="no PID namespace can be made here")
+def test_in_a_pid_namespace_no_kill_reaches_outside_the_scenario(tmp_path: Path) -> None:
+    """Issue 23: a scenario killing its parent, its siblings (found in /proc) or, as root, every process
+    (``kill(-1)``) ended the run or turned passing scenarios into ERROR. In a PID namespace of its own the
+    numbers it can signal are its own: ``kill(-1)`` ends only what it started, a kill by any number found in
+    /proc reaches nothing outside, and the run and the audit finish with every verdict kept."""
+    names = ("a_first", "b_by_number", "c_everything", "d_last")
+    hostile = {"b_by_number": KILLS_BY_NUMBER, "c_everything": KILLS_EVERYTHING}
+    root = _checkout(tmp_path, {name: LESSON + "\n" + hostile.get(name, "") for name in names})
+    out = tmp_path / "ev"
+    done = _run(root, out, *names)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (out / "SHA256SUMS").is_file()
+    for name in names:
+        result = json.loads((out / "scenarios" / name / "result.json").read_text(encoding="utf-8"))
+        assert result["verdict"] == "PASS", (name, result["problem"])
+    audited = _python(root, str(root / "audit.py"), str(out))
+    assert audited.returncode == 0 and "result: OK" in audited.stdout, audited.stdout + audited.stderr

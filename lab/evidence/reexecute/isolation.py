@@ -46,6 +46,7 @@ from lab.evidence.records.records import result_fields
 from lab.evidence.records.text import STRICT_JSON, refuse_constant
 from lab.evidence.reexecute.drivers import prepare_drivers
 from lab.evidence.reexecute.orphans import adopt_orphans, children, sweep_orphans
+from lab.evidence.reexecute.worker_namespace import contain
 from lab.scenarios.loader import BrokenScenario, LoadedScenario, load
 from lab.scenarios.probe_points import TRANSPORT_MODULES, points_in_file
 from lab.scenarios.results import NOT_RUN
@@ -301,6 +302,8 @@ class _Worker:
 
     def finish(self) -> Ran:
         """Stop the worker and all it started, reap it, close its pipes; its outcome."""
+        if self.reason is None and not self.report and self.status is None:
+            self.status = _settle(self.pid)  # how it ended is the reason: let it end as it was ending
         with contextlib.suppress(OSError):
             os.killpg(self.pid, signal.SIGKILL)
         with contextlib.suppress(OSError):
@@ -344,6 +347,18 @@ def _worker(job: Job, report_w: int, output_w: int) -> None:
         # every other descriptor inherited from the parent goes: other workers' pipes above all, which this
         # scenario could otherwise read from, or hold open
         os.closerange(4, _MAX_FD)
+        code = contain(lambda: _run(job))  # in a PID namespace of its own where one can be made
+    except BaseException:  # the worker must never return into the parent's code
+        with contextlib.suppress(BaseException):
+            traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
+def _run(job: Job) -> int:
+    """Load and run the job's file, and write the report on descriptor 3; the exit code (0: reported)."""
+    code = 70
+    try:
         sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
         sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
         _forget_threads()
@@ -358,14 +373,14 @@ def _worker(job: Job, report_w: int, output_w: int) -> None:
                 answer["result"] = _encode(run_scenario(loaded, **job.options()))
         _write_all(3, json.dumps(answer).encode("utf-8"))
         code = 0
-    except BaseException:  # the worker must never return into the parent's code
+    except BaseException:  # whatever the scenario raises, even SystemExit, ends here: the caller only exits
         with contextlib.suppress(BaseException):
             traceback.print_exc()
     finally:
         with contextlib.suppress(BaseException):
             sys.stdout.flush()
             sys.stderr.flush()
-        os._exit(code)
+    return code
 
 
 def _forget_threads() -> None:
@@ -389,6 +404,26 @@ def _reap(pid: int) -> int:
         return os.waitpid(pid, 0)[1]
     except ChildProcessError:
         return 0
+
+
+def _settle(pid: int, seconds: float = 2.0) -> int | None:
+    """The wait status of a worker whose pipes closed without a report, once it ends within ``seconds``; ``None``
+    if it does not. Its scenario's process closes them as it ends, a moment before the worker that waits for it
+    (:mod:`~lab.evidence.reexecute.worker_namespace`) ends the same way: stopped at once, the worker would be
+    recorded as killed by the parent's SIGKILL, not by what ended its scenario."""
+    stop = time.monotonic() + seconds
+    pause = 0.0005
+    while True:
+        try:
+            found, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if found:
+            return status
+        if time.monotonic() >= stop:
+            return None
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def _exit_reason(status: int) -> str:
