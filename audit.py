@@ -56,7 +56,9 @@ try:  # a Ctrl-C while the lab is still being imported is one line too, not a tr
 
     if _INTERRUPTED:  # dropped by the import system: not a reason to go on
         raise KeyboardInterrupt
-except KeyboardInterrupt:
+except BaseException as error:  # Python may wrap the Ctrl-C (a class's __set_name__ makes it a RuntimeError)
+    if not isinstance(error, KeyboardInterrupt) and not _INTERRUPTED:
+        raise
     sys.stderr.write("audit.py: interrupted; nothing was written, and the folder was not judged\n")
     sys.exit(130)
 
@@ -72,7 +74,9 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> in
 if __name__ == "__main__":
     try:
         code = main()
-    except KeyboardInterrupt:  # between the lab's own handlers: before its command began, or after it ended
+    except BaseException as error:  # between the lab's own handlers: before its command began, or after it ended
+        if not isinstance(error, KeyboardInterrupt) and not _INTERRUPTED:
+            raise
         sys.stderr.write("audit.py: interrupted; the folder was not judged\n")
         sys.exit(130)
     if _INTERRUPTED and code != 130:  # dropped where Python could not stop, so the lab's handlers never saw it

@@ -184,3 +184,49 @@ def test_out_inside_an_evidence_folder_is_refused(
     assert code == 2 and not target.exists()
     _one_line(capsys.readouterr().err, f"run.py: --out {target} is inside the evidence folder {folder}")
     assert audit_command.main([str(folder), "--no-rerun"], console=Console(file=io.StringIO())) == 0
+
+
+_WRAPPED = """\
+import importlib.abc, signal, sys
+class Interrupts(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "rich.console":
+            sys.meta_path.remove(self)
+
+            class PressesCtrlC:
+                def __set_name__(self, owner, name):
+                    signal.raise_signal(signal.SIGINT)  # Python 3.11 re-raises it as a RuntimeError
+
+            type("Owner", (), {"field": PressesCtrlC()})
+        return None
+sys.meta_path.insert(0, Interrupts())
+script = sys.argv[1]
+sys.argv = sys.argv[1:]
+exec(compile(open(script, encoding="utf-8").read(), script, "exec"), {"__name__": "__main__", "__file__": script})
+"""
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("script", ["run.py", "audit.py"])
+def test_a_ctrl_c_python_wraps_in_another_error_is_still_one_line(script: str, tmp_path: Path) -> None:
+    """A Ctrl-C that lands in a class's ``__set_name__`` while the lab is imported reaches the script as a
+    RuntimeError (Python 3.11 wraps it): one full run of the test above printed its traceback, exit 1."""
+    words = ["--out", str(tmp_path / "ev")] if script == "run.py" else [str(tmp_path)]
+    done = _python("-c", _WRAPPED, script, *words)
+    assert done.returncode == 130, done.stderr
+    _one_line(done.stderr, f"{script}: interrupted; nothing was written")
+    assert not (tmp_path / "ev").exists()
+
+
+def test_an_error_caused_by_a_ctrl_c_is_an_interrupt() -> None:
+    """The lab's commands treat an error whose cause (or context) is a Ctrl-C as the Ctrl-C: exit 130."""
+    from lab.cli.app import _wraps_interrupt
+
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as interrupt:
+            raise RuntimeError("Error calling __set_name__") from interrupt
+    except RuntimeError as wrapped:
+        assert _wraps_interrupt(wrapped)
+    assert not _wraps_interrupt(RuntimeError("a real error"))

@@ -110,6 +110,24 @@ def main(
         with contextlib.suppress(OSError):
             output.fail(f"cannot write its output: {error.strerror}; the result was not shown")
         return 1
+    except Exception as error:
+        if not _wraps_interrupt(error):
+            raise
+        output.fail(_interrupted(args))  # Python wrapped the Ctrl-C (__set_name__ makes it a RuntimeError)
+        return 130
+
+
+def _wraps_interrupt(error: BaseException) -> bool:
+    """Whether ``error`` was caused by a Ctrl-C: Python re-raises some exceptions as another (an exception in a
+    class's ``__set_name__``, during an import, becomes a ``RuntimeError`` whose cause is the original)."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 _OUTPUT_ERRORS = frozenset({errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT, errno.EPIPE})
