@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -152,3 +153,49 @@ def test_without_root_the_namespace_is_made_through_a_user_namespace() -> None:
     if done.stdout.split() == ["False", "9"]:
         pytest.skip("this kernel allows no unprivileged user namespaces")
     assert done.stdout.split() == ["True", "0"], done.stdout + done.stderr
+
+
+SLOW = '''"""A scenario whose import takes a moment."""
+
+import time
+
+from lab import Scenario, actor, only
+
+time.sleep(0.5)
+
+
+class Slow(Scenario):
+    source = "tests"
+    outcomes = only(a="DONE")
+
+    @actor
+    def a(self) -> object:
+        return "DONE"
+'''
+
+
+@pytest.mark.skipif(not available(), reason="without a PID namespace, what the caller starts during a run is swept")
+@pytest.mark.timeout(60)
+def test_a_process_the_caller_starts_during_a_run_is_left_alone(tmp_path: Path) -> None:
+    """The sweep of what workers left took every child of the caller that was not there when the run began: a
+    PostgreSQL server a test session started in a thread meanwhile was killed, and a later test found its port
+    closed. In PID namespaces there is nothing to sweep, and nothing of the caller's is touched."""
+    (tmp_path / "slow.py").write_text(SLOW, encoding="utf-8")
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start() -> None:
+        time.sleep(0.1)
+        started.append(subprocess.Popen(["sleep", "30"]))
+
+    meanwhile = threading.Thread(target=start)
+    meanwhile.start()
+    try:
+        (outcome,) = run_files([Job(tmp_path / "slow.py", 5.0)])
+        meanwhile.join()
+        assert getattr(outcome, "verdict", None) == "PASS", outcome
+        assert started[0].poll() is None, "the caller's own process was killed by the run"
+    finally:
+        meanwhile.join()
+        for process in started:
+            process.kill()
+            process.wait()

@@ -45,8 +45,8 @@ from lab.evidence.records.plan import ScenarioFacts
 from lab.evidence.records.records import result_fields
 from lab.evidence.records.text import STRICT_JSON, refuse_constant
 from lab.evidence.reexecute.drivers import prepare_drivers
-from lab.evidence.reexecute.orphans import adopt_orphans, children, sweep_orphans
-from lab.evidence.reexecute.worker_namespace import contain
+from lab.evidence.reexecute.orphans import adopt_orphans, children, end_group, sweep_orphans
+from lab.evidence.reexecute.worker_namespace import available, contain
 from lab.scenarios.loader import BrokenScenario, LoadedScenario, load
 from lab.scenarios.probe_points import TRANSPORT_MODULES, points_in_file
 from lab.scenarios.results import NOT_RUN
@@ -155,8 +155,10 @@ def run_jobs(
             if on_done is not None:
                 on_done(index, found[-1])
         return found
-    adopt_orphans()
-    before = set(children())  # the caller's own children (a database server, say) are not the workers' leftovers
+    # in PID namespaces of their own, what the workers' scenarios leave ends with each namespace; without them,
+    # it is re-parented here and swept at the end, but the caller's own children (a database server, say)
+    sweeping = not available() and adopt_orphans()
+    before = set(children()) if sweeping else set()
     _warm()
     outcomes: dict[int, Ran] = {}
     running: dict[int, _Worker] = {}  # by the descriptor of its report pipe
@@ -188,7 +190,8 @@ def run_jobs(
     finally:
         for worker in running.values():  # interrupted (Ctrl-C): no worker outlives the parent
             worker.finish()
-        sweep_orphans(keep=before)
+        if sweeping:
+            sweep_orphans(keep=before)
         gc.unfreeze()
     return [outcomes[index] for index in range(len(jobs))]
 
@@ -309,6 +312,7 @@ class _Worker:
         with contextlib.suppress(OSError):
             os.kill(self.pid, signal.SIGKILL)  # in case it ended before it made its own group
         status = self.status if self.status is not None else _reap(self.pid)
+        end_group(self.pid)
         for fd in (self.report_r, self.output_r):
             with contextlib.suppress(OSError):
                 os.close(fd)

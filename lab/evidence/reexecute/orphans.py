@@ -5,6 +5,11 @@ session (``setsid()``, a daemon's double fork). On Linux the parent that runs wo
 *subreaper* (``PR_SET_CHILD_SUBREAPER``): an orphan of any of them is re-parented to it, not to init, and
 :func:`sweep_orphans` finds it among its own children in ``/proc`` and kills it, until none is left. Where the
 platform has no such flag, only the worker's process group is killed.
+
+This is the way only where workers' scenarios cannot run in PID namespaces of their own
+(:mod:`lab.evidence.reexecute.worker_namespace`): there, what a scenario leaves ends with its namespace, and a sweep
+would only risk what the caller itself started while the workers ran (a test session's database server), which
+it cannot tell from a worker's leftover.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ import signal
 import sys
 
 _PR_SET_CHILD_SUBREAPER = 36
+_ADOPTING: list[bool] = []
+"""Set once this process is a subreaper (:func:`adopt_orphans`): from then on what a worker leaves comes here."""
 
 
 def adopt_orphans() -> bool:
@@ -28,13 +35,17 @@ def adopt_orphans() -> bool:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+        if int(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) != 0:
+            return False
     except (OSError, AttributeError):
         return False
+    _ADOPTING[:] = [True]
+    return True
 
 
-def children() -> list[int]:
-    """The processes whose parent is this one (read from ``/proc``; none where there is no ``/proc``)."""
+def children(group: int | None = None) -> list[int]:
+    """The processes whose parent is this one (read from ``/proc``; none where there is no ``/proc``); only those
+    in the process group ``group``, when given."""
     me = str(os.getpid())
     found: list[int] = []
     try:
@@ -49,9 +60,23 @@ def children() -> list[int]:
                 fields = handle.read().rsplit(b")", 1)[1].split()
         except OSError:
             continue
-        if fields[1].decode() == me:
+        if fields[1].decode() == me and (group is None or int(fields[2]) == group):
             found.append(int(name))
     return found
+
+
+def end_group(group: int) -> None:
+    """Kill and reap what of the process group ``group`` (a worker's) was re-parented here, when this process is a
+    subreaper: a worker's PID namespace's first process, which stays in the worker's group, is re-parented here
+    when the worker is killed first. Nothing else is touched: no process of another group, such as a server the
+    caller started."""
+    if not _ADOPTING:
+        return
+    for pid in children(group):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, 0)
 
 
 def sweep_orphans(rounds: int = 50, keep: set[int] | frozenset[int] = frozenset()) -> int:

@@ -27,6 +27,7 @@ the evidence's defence is that each finished result is already on disk (``run.py
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import sys
@@ -63,8 +64,14 @@ def contain(scenario: Callable[[], int]) -> int:
 
 
 def available() -> bool:
-    """Whether a worker's scenario would run in a PID namespace of its own here (tried in a throwaway process)."""
-    if not hasattr(os, "fork") or not sys.platform.startswith("linux") or os.environ.get(SWITCH) == "off":
+    """Whether a worker's scenario runs in a PID namespace of its own here (found once per process, by trying it in
+    a throwaway one; ``LAB_PID_NAMESPACE=off`` says no)."""
+    return os.environ.get(SWITCH) != "off" and _possible()
+
+
+@functools.cache
+def _possible() -> bool:
+    if not hasattr(os, "fork") or not sys.platform.startswith("linux"):
         return False
     pid = os.fork()
     if pid == 0:
