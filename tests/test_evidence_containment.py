@@ -155,23 +155,12 @@ def test_without_root_the_namespace_is_made_through_a_user_namespace() -> None:
     assert done.stdout.split() == ["True", "0"], done.stdout + done.stderr
 
 
-SLOW = '''"""A scenario whose import takes a moment."""
-
-import time
-
-from lab import Scenario, actor, only
-
-time.sleep(0.5)
-
-
-class Slow(Scenario):
-    source = "tests"
-    outcomes = only(a="DONE")
-
-    @actor
-    def a(self) -> object:
-        return "DONE"
-'''
+SLOW = SESSION.replace(
+    "A scenario that reports its own session and process group.", "A scenario that takes a moment."
+).replace(
+    'with open({where!r}, "w") as handle:\n    handle.write(f"{{os.getpid()}} {{os.getsid(0)}} {{os.getpgid(0)}}")',
+    "import time\n\ntime.sleep(0.5)",
+)
 
 
 @pytest.mark.skipif(not available(), reason="without a PID namespace, what the caller starts during a run is swept")
@@ -180,6 +169,7 @@ def test_a_process_the_caller_starts_during_a_run_is_left_alone(tmp_path: Path) 
     """The sweep of what workers left took every child of the caller that was not there when the run began: a
     PostgreSQL server a test session started in a thread meanwhile was killed, and a later test found its port
     closed. In PID namespaces there is nothing to sweep, and nothing of the caller's is touched."""
+    assert "sleep" in SLOW
     (tmp_path / "slow.py").write_text(SLOW, encoding="utf-8")
     started: list[subprocess.Popen[bytes]] = []
 
