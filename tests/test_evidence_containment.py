@@ -189,3 +189,25 @@ def test_a_process_the_caller_starts_during_a_run_is_left_alone(tmp_path: Path) 
         for process in started:
             process.kill()
             process.wait()
+
+
+@pytest.mark.timeout(60)
+def test_an_interrupted_run_stops_its_running_workers_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while workers run: each is stopped at once. Only a worker whose scenario ended without a report is
+    given a moment to end as it was ending (its status is the reason); one still running is not waited for."""
+    from lab.evidence.reexecute import isolation
+
+    settled: list[int] = []
+    monkeypatch.setattr(isolation, "_settle", lambda pid, seconds=2.0: settled.append(pid))
+    sleeper = SLOW.replace("time.sleep(0.5)", "time.sleep(30)")
+    (tmp_path / "a_quick.py").write_text(SESSION.format(where=str(tmp_path / "ids")), encoding="utf-8")
+    for name in ("b_sleeps", "c_sleeps"):
+        (tmp_path / f"{name}.py").write_text(sleeper, encoding="utf-8")
+
+    def interrupt(index: int, ran: object) -> None:
+        raise KeyboardInterrupt
+
+    jobs = [Job(tmp_path / f"{name}.py", 5.0) for name in ("a_quick", "b_sleeps", "c_sleeps")]
+    with pytest.raises(KeyboardInterrupt):
+        run_files(jobs, parallel=3, on_done=interrupt)
+    assert settled == []

@@ -305,8 +305,8 @@ class _Worker:
 
     def finish(self) -> Ran:
         """Stop the worker and all it started, reap it, close its pipes; its outcome."""
-        if self.reason is None and not self.report and self.status is None:
-            self.status = _settle(self.pid)  # how it ended is the reason: let it end as it was ending
+        if self.reason is None and not self.report and self.status is None and len(self.closed) == 2:
+            self.status = _settle(self.pid)  # its scenario ended unreported: how is the reason, let it end so
         with contextlib.suppress(OSError):
             os.killpg(self.pid, signal.SIGKILL)
         with contextlib.suppress(OSError):
