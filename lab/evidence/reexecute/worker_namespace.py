@@ -32,6 +32,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
+from typing import Any
 
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWPID = 0x20000000
@@ -73,6 +74,11 @@ def available() -> bool:
 def _possible() -> bool:
     if not hasattr(os, "fork") or not sys.platform.startswith("linux"):
         return False
+    try:
+        if not hasattr(os, "unshare"):
+            _libc()  # once, here: every worker forked from now on has it
+    except OSError:
+        return False
     pid = os.fork()
     if pid == 0:
         os._exit(0 if _unshare() else 1)
@@ -84,16 +90,10 @@ def _unshare() -> bool:
     namespace mapping this user and group to themselves. False where neither can be made."""
     if not sys.platform.startswith("linux"):
         return False
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        if int(libc.unshare(_CLONE_NEWPID)) == 0:
-            return True
-        uid, gid = os.geteuid(), os.getegid()
-        if int(libc.unshare(_CLONE_NEWUSER | _CLONE_NEWPID)) != 0:
-            return False
-    except (OSError, AttributeError):
+    if _call_unshare(_CLONE_NEWPID):
+        return True
+    uid, gid = os.geteuid(), os.getegid()
+    if not _call_unshare(_CLONE_NEWUSER | _CLONE_NEWPID):
         return False
     try:  # a user namespace: the same user and group inside, so files are owned and read as before
         for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
@@ -102,6 +102,25 @@ def _unshare() -> bool:
     except OSError:
         return False
     return True
+
+
+def _call_unshare(flags: int) -> bool:
+    native = getattr(os, "unshare", None)  # Python 3.12 on
+    try:
+        if native is not None:
+            native(flags)
+            return True
+        return int(_libc().unshare(flags)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+@functools.cache
+def _libc() -> Any:
+    """The C library, for ``unshare`` where Python does not wrap it (before 3.12)."""
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
 
 
 def _reaper(scenario: Callable[[], int], status_w: int) -> None:
