@@ -30,8 +30,10 @@ import json
 import os
 import select
 import selectors
+import shutil
 import signal
 import sys
+import tempfile
 import time
 import tokenize
 import traceback
@@ -52,6 +54,7 @@ from lab.scenarios.probe_points import TRANSPORT_MODULES, points_in_file
 from lab.scenarios.results import NOT_RUN
 from lab.scenarios.runner import Check, ScenarioResult, Verdict, run_scenario
 from lab.scenarios.under_test import DEFAULT_MODULES
+from lab.sessions.stores import SCRATCH_VARIABLE, scratch_base
 
 ISOLATED = hasattr(os, "fork")
 """Whether scenarios run in worker processes on this platform."""
@@ -163,12 +166,13 @@ def run_jobs(
     outcomes: dict[int, Ran] = {}
     running: dict[int, _Worker] = {}  # by the descriptor of its report pipe
     waiting = list(enumerate(jobs))
+    scratch = tempfile.mkdtemp(prefix="lab-workers-", dir=scratch_base())  # theirs, removed here: see _Worker.start
     try:
         with selectors.DefaultSelector() as selector:
             while waiting or running:
                 while waiting and len(running) < max(parallel, 1):
                     index, job = waiting.pop(0)
-                    worker = _Worker.start(index, job)
+                    worker = _Worker.start(index, job, scratch)
                     running[worker.report_r] = worker
                     selector.register(worker.report_r, selectors.EVENT_READ, worker)
                     selector.register(worker.output_r, selectors.EVENT_READ, worker)
@@ -192,6 +196,7 @@ def run_jobs(
             worker.finish()
         if sweeping:
             sweep_orphans(keep=before)
+        shutil.rmtree(scratch, ignore_errors=True)
         gc.unfreeze()
     return [outcomes[index] for index in range(len(jobs))]
 
@@ -244,7 +249,10 @@ class _Worker:
         """The worker's wait status, once it ended (its pipes may still be held open by what it left behind)."""
 
     @classmethod
-    def start(cls, index: int, job: Job) -> _Worker:
+    def start(cls, index: int, job: Job, scratch: str) -> _Worker:
+        """Fork the worker for ``job``. Its scratch databases go under ``scratch``, which the parent removes when
+        the run ends: a worker ends with ``os._exit``, which runs none of the ``atexit`` cleanups that would
+        otherwise remove them (each run left a folder of them in ``/dev/shm``)."""
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):  # what the parent buffered must not be written twice
                 stream.flush()
@@ -252,7 +260,7 @@ class _Worker:
         output_r, output_w = os.pipe()
         pid = os.fork()
         if pid == 0:  # the worker: it never returns, whatever the scenario does
-            _worker(job, report_w, output_w)
+            _worker(job, report_w, output_w, scratch)
         os.close(report_w)
         os.close(output_w)
         return cls(index, job, pid, report_r, output_r)
@@ -340,9 +348,10 @@ def _as_shown(report: bytes, job: Job) -> bytes:
     return report.replace(copy, shown)
 
 
-def _worker(job: Job, report_w: int, output_w: int) -> None:
+def _worker(job: Job, report_w: int, output_w: int, scratch: str) -> None:
     code = 70
     try:
+        os.environ[SCRATCH_VARIABLE] = scratch
         os.setsid()  # a session and a process group of its own: no terminal signal reaches it, nor its siblings'
         report, output = os.dup(report_w), os.dup(output_w)  # above 2, whatever the parent had closed
         os.dup2(output, 1)

@@ -181,22 +181,36 @@ def store_label(store: Store | None) -> str:
 
 # -- scratch databases for lessons --------------------------------------------------------------------------------
 
+SCRATCH_VARIABLE = "LAB_SCRATCH_DIR"
+"""The folder under which a process makes its scratch databases' folder, when set. A process removes that folder
+when it exits (``atexit``), but the lab's scenario workers end with ``os._exit``, which runs no ``atexit``: so
+their parent sets this to a folder of its own, and removes it once they end."""
 _scratch: list[str] = []
+"""This process's scratch folder, once made; a forked child makes its own (it is emptied in the child)."""
 _numbers = itertools.count(1)
+os.register_at_fork(after_in_child=_scratch.clear)
+
+
+def scratch_base() -> str | None:
+    """Where scratch folders go: ``$LAB_SCRATCH_DIR``; else a RAM-backed folder where there is one (syncing a file
+    there costs nothing); else ``None``, the system's temporary folder."""
+    chosen = os.environ.get(SCRATCH_VARIABLE)
+    if chosen:
+        return chosen
+    memory = Path("/dev/shm")
+    return str(memory) if memory.is_dir() and os.access(memory, os.W_OK) else None
 
 
 def scratch_database(name: str) -> Path:
     """A path to a fresh SQLite database with the lab's tables, in a folder of this process's own that is removed
-    when the process ends.
+    when the process ends (or, in a scenario's worker, by the worker's parent: :data:`SCRATCH_VARIABLE`).
 
     Every call returns a new file (a scenario is set up afresh for every run the explorer makes); the files of the
     previous call of the same name are removed first, since that run is over. The file is a copy of a template made
     once per process: creating a database and its tables costs milliseconds of file syncing, a copy does not.
     """
     if not _scratch:
-        memory = Path("/dev/shm")  # a RAM-backed folder where there is one: syncing a file there costs nothing
-        base = str(memory) if memory.is_dir() and os.access(memory, os.W_OK) else None
-        made = tempfile.mkdtemp(prefix="lab-stores-", dir=base)
+        made = tempfile.mkdtemp(prefix="lab-stores-", dir=scratch_base())
         _scratch.append(made)
         atexit.register(shutil.rmtree, made, True)
         from lab.sessions.stores.sqlite import SqliteStore
