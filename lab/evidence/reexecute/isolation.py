@@ -12,7 +12,10 @@ end), it happens in its worker, and at worst that one scenario is recorded as ER
   that goes to the parent's standard error;
 - a worker that does not finish within its limit (the watchdog three times over, plus :data:`GRACE_SECONDS`) is
   stopped;
-- a worker ends with ``os._exit``, so a thread it leaked dies with it, and its whole process group is killed.
+- a worker ends with ``os._exit``, so a thread it leaked dies with it, and its whole process group is killed;
+- its scenario runs in a PID namespace of its own where one can be made
+  (:mod:`~lab.evidence.reexecute.worker_namespace`), so no signal it sends reaches the parent or another worker,
+  and every process it started ends with the namespace.
 
 The report is plain JSON, never a pickle: the parent reads nothing from a worker that could run code in it. The
 parent process is forked only while it has run no scenario itself; the lab's pool of idle actor threads, which a
