@@ -15,7 +15,6 @@ reason, in the run's output and its evidence.
 from lab import (
     CommitStatus,
     Held,
-    PostgresStore,
     Reply,
     Scenario,
     VersionedSession,
@@ -50,6 +49,8 @@ class RowLockWait(Scenario):
 
     def setup(self) -> None:
         self.url = lesson_postgres_url()  # no server: Unavailable, and the scenario is SKIPPED, saying why
+        from lab import PostgresStore  # only now: importing its driver, psycopg, takes a tenth of a second
+
         row = self.lab.lock("row s1")  # the server's lock on the session's row, as the scheduler sees it
         self.stores = {
             who: PostgresStore(self.url, name="postgresql:lessons", row_lock=row, reuse=who) for who in self.actors
