@@ -249,3 +249,41 @@ def test_a_workers_scratch_databases_do_not_outlive_the_run(tmp_path: Path, monk
     made = Path(where.read_text(encoding="utf-8"))
     assert not made.exists() and not made.parent.exists()
     assert list((tmp_path / "base").iterdir()) == []
+
+
+def _failing_fork(monkeypatch: pytest.MonkeyPatch, fails: set[int]) -> None:
+    """Make the calling process's forks numbered in ``fails`` (from 1) fail as a fork bomb makes them fail."""
+    real, parent, count = os.fork, os.getpid(), [0]
+
+    def fork() -> int:
+        if os.getpid() == parent:
+            count[0] += 1
+            if count[0] in fails:
+                raise BlockingIOError(11, "Resource temporarily unavailable")
+        return real()
+
+    monkeypatch.setattr(os, "fork", fork)
+
+
+@pytest.mark.timeout(60)
+def test_a_worker_that_cannot_be_forked_waits_for_a_running_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scenario's fork bomb takes every process the machine has: the run's next fork failed, and the exception
+    ended the run. Now the job waits until a running worker ends (the bomb's, at the latest, ends with its
+    namespace), and only a job that no running worker could free a process for is ERROR, with the reason."""
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.py").write_text(SLOW, encoding="utf-8")
+    _failing_fork(monkeypatch, {3})  # 1: the namespace probe or a's worker; 3: a worker's, while one runs
+    outcomes = run_files([Job(tmp_path / f"{name}.py", 5.0) for name in ("a", "b", "c")], parallel=2)
+    assert [getattr(o, "verdict", None) for o in outcomes] == ["PASS", "PASS", "PASS"], outcomes
+
+
+@pytest.mark.timeout(60)
+def test_a_run_that_can_fork_nothing_records_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a.py").write_text(SLOW, encoding="utf-8")
+    available()  # the namespace probe forks too: not the fork this test refuses
+    _failing_fork(monkeypatch, set(range(1, 100)))
+    (outcome,) = run_files([Job(tmp_path / "a.py", 5.0)])
+    assert getattr(outcome, "verdict", None) == "ERROR"
+    assert outcome.problem == "its worker could not be started: Resource temporarily unavailable"

@@ -174,11 +174,24 @@ def run_jobs(
         with selectors.DefaultSelector() as selector:
             while waiting or running:
                 while waiting and len(running) < max(parallel, 1):
-                    index, job = waiting.pop(0)
-                    worker = _Worker.start(index, job, scratch)
+                    index, job = waiting[0]
+                    try:
+                        worker = _Worker.start(index, job, scratch)
+                    except OSError as error:  # no process or pipe to be had: a running worker may hold them all
+                        if running:
+                            break  # tried again once one of them ends
+                        waiting.pop(0)
+                        reason = f"its worker could not be started: {error.strerror or error}"
+                        outcomes[index] = Ran(_errored(job.named, reason), None)
+                        if on_done is not None:
+                            on_done(index, outcomes[index])
+                        continue
+                    waiting.pop(0)
                     running[worker.report_r] = worker
                     selector.register(worker.report_r, selectors.EVENT_READ, worker)
                     selector.register(worker.output_r, selectors.EVENT_READ, worker)
+                if not running:
+                    continue  # every job left could not be started: recorded, and the loop ends
                 timeout = min(max(min(w.deadline for w in running.values()) - time.monotonic(), 0.0), _POLL)
                 for key, _ in selector.select(timeout):
                     key.data.read(key.fd, selector)
@@ -255,13 +268,22 @@ class _Worker:
     def start(cls, index: int, job: Job, scratch: str) -> _Worker:
         """Fork the worker for ``job``. Its scratch databases go under ``scratch``, which the parent removes when
         the run ends: a worker ends with ``os._exit``, which runs none of the ``atexit`` cleanups that would
-        otherwise remove them (each run left a folder of them in ``/dev/shm``)."""
+        otherwise remove them (each run left a folder of them in ``/dev/shm``). An ``OSError`` when no process or
+        pipe can be made (a scenario's fork bomb holds them): nothing is left open."""
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):  # what the parent buffered must not be written twice
                 stream.flush()
-        report_r, report_w = os.pipe()
-        output_r, output_w = os.pipe()
-        pid = os.fork()
+        made: list[int] = []
+        try:
+            report_r, report_w = os.pipe()
+            made += [report_r, report_w]
+            output_r, output_w = os.pipe()
+            made += [output_r, output_w]
+            pid = os.fork()
+        except OSError:
+            for fd in made:
+                os.close(fd)
+            raise
         if pid == 0:  # the worker: it never returns, whatever the scenario does
             _worker(job, report_w, output_w, scratch)
         os.close(report_w)
