@@ -71,6 +71,15 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _described(pid: int) -> str:
+    """What /proc says of a process that should not be there: its parent, its numbers in each namespace."""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        return str(error)
+    return "; ".join(line for line in lines if line.startswith(("State", "PPid", "NSpid", "NSsid")))
+
+
 @pytest.mark.skipif(not ISOLATED or not Path("/proc").is_dir(), reason="needs fork and /proc")
 @pytest.mark.timeout(60)
 class TestContainment:
@@ -83,7 +92,7 @@ class TestContainment:
                 break
             time.sleep(0.02)
         daemon = int(pidfile.read_text())
-        assert not _alive(daemon), f"the daemon {daemon} outlived run_files"
+        assert not _alive(daemon), f"the daemon {daemon} outlived run_files: {_described(daemon)}"
         assert getattr(outcome, "verdict", None) == "PASS", outcome
 
     def test_each_worker_has_a_session_of_its_own(self, tmp_path: Path) -> None:
@@ -271,19 +280,23 @@ def test_a_worker_that_cannot_be_forked_waits_for_a_running_one(
 ) -> None:
     """A scenario's fork bomb takes every process the machine has: the run's next fork failed, and the exception
     ended the run. Now the job waits until a running worker ends (the bomb's, at the latest, ends with its
-    namespace), and only a job that no running worker could free a process for is ERROR, with the reason."""
+    namespace), or a moment when none runs, and only a job that could not be started within that moment is ERROR,
+    with the reason."""
     for name in ("a", "b", "c"):
         (tmp_path / f"{name}.py").write_text(SLOW, encoding="utf-8")
-    _failing_fork(monkeypatch, {3})  # 1: the namespace probe or a's worker; 3: a worker's, while one runs
+    _failing_fork(monkeypatch, {3, 4})  # 1: the namespace probe or a's worker; then b's or c's, twice
     outcomes = run_files([Job(tmp_path / f"{name}.py", 5.0) for name in ("a", "b", "c")], parallel=2)
     assert [getattr(o, "verdict", None) for o in outcomes] == ["PASS", "PASS", "PASS"], outcomes
 
 
 @pytest.mark.timeout(60)
 def test_a_run_that_can_fork_nothing_records_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lab.evidence.reexecute import isolation
+
     (tmp_path / "a.py").write_text(SLOW, encoding="utf-8")
     available()  # the namespace probe forks too: not the fork this test refuses
-    _failing_fork(monkeypatch, set(range(1, 100)))
+    monkeypatch.setattr(isolation, "FORK_PATIENCE", 0.2)
+    _failing_fork(monkeypatch, set(range(1, 1000)))
     (outcome,) = run_files([Job(tmp_path / "a.py", 5.0)])
     assert getattr(outcome, "verdict", None) == "ERROR"
     assert outcome.problem == "its worker could not be started: Resource temporarily unavailable"

@@ -65,6 +65,9 @@ OUTPUT_CAP = 1 << 20
 """The most a worker may print (its scenario's own output); past it, the worker is stopped."""
 RESULT_CAP = 256 << 20
 """The largest report a worker may send (its trace included)."""
+FORK_PATIENCE = 5.0
+"""How long a job waits for a worker process when none can be forked and none runs whose end would free one (a
+fork bomb's processes still ending, another program's): then it is ERROR, ``its worker could not be started``."""
 GRACE_SECONDS = 60.0
 """How long a worker may take beyond three times its watchdog."""
 PARALLEL = max(1, min((os.cpu_count() or 1) + 1, 4))
@@ -170,6 +173,7 @@ def run_jobs(
     running: dict[int, _Worker] = {}  # by the descriptor of its report pipe
     waiting = list(enumerate(jobs))
     scratch = tempfile.mkdtemp(prefix="lab-workers-", dir=scratch_base())  # theirs, removed here: see _Worker.start
+    stalled: float | None = None  # since when no worker could be forked, while none ran
     try:
         with selectors.DefaultSelector() as selector:
             while waiting or running:
@@ -177,21 +181,25 @@ def run_jobs(
                     index, job = waiting[0]
                     try:
                         worker = _Worker.start(index, job, scratch)
-                    except OSError as error:  # no process or pipe to be had: a running worker may hold them all
-                        if running:
-                            break  # tried again once one of them ends
+                    except OSError as error:  # no process or pipe to be had: a scenario's fork bomb, say
+                        stalled = stalled if stalled is not None else time.monotonic()
+                        if running or time.monotonic() - stalled < FORK_PATIENCE:
+                            break  # tried again once a running worker ends, or a moment later
                         waiting.pop(0)
                         reason = f"its worker could not be started: {error.strerror or error}"
                         outcomes[index] = Ran(_errored(job.named, reason), None)
                         if on_done is not None:
                             on_done(index, outcomes[index])
                         continue
+                    stalled = None
                     waiting.pop(0)
                     running[worker.report_r] = worker
                     selector.register(worker.report_r, selectors.EVENT_READ, worker)
                     selector.register(worker.output_r, selectors.EVENT_READ, worker)
                 if not running:
-                    continue  # every job left could not be started: recorded, and the loop ends
+                    if waiting:
+                        time.sleep(_POLL)  # none could be started: wait a moment before trying again
+                    continue
                 timeout = min(max(min(w.deadline for w in running.values()) - time.monotonic(), 0.0), _POLL)
                 for key, _ in selector.select(timeout):
                     key.data.read(key.fd, selector)
