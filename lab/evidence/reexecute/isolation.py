@@ -68,6 +68,12 @@ RESULT_CAP = 256 << 20
 FORK_PATIENCE = 5.0
 """How long a job waits for a worker process when none can be forked and none runs whose end would free one (a
 fork bomb's processes still ending, another program's): then it is ERROR, ``its worker could not be started``."""
+ENDING_SECONDS = 2.0
+"""How long a worker whose pipes closed may take to end on its own. It ends after everything its scenario started
+(its namespace's teardown, :mod:`~lab.evidence.reexecute.worker_namespace`), so waiting for it is waiting for all of
+that: stopped at once, a process of the scenario could still be dying after the run returned, and the worker would
+be recorded as killed by the parent, not as its scenario ended. A scenario that closed its pipes and runs on is
+stopped after this."""
 GRACE_SECONDS = 60.0
 """How long a worker may take beyond three times its watchdog."""
 PARALLEL = max(1, min((os.cpu_count() or 1) + 1, 4))
@@ -76,6 +82,7 @@ hand the baton from thread to thread, and another worker uses the processor mean
 ran the 34 scenarios in 0.22 s, 2 in 0.27 s)."""
 _MAX_FD = 1 << 16
 _POLL = 0.05
+_ENDING_POLL = 0.001
 """How often a wait on workers' pipes looks whether a worker ended while something it left holds them open."""
 
 
@@ -201,6 +208,8 @@ def run_jobs(
                         time.sleep(_POLL)  # none could be started: wait a moment before trying again
                     continue
                 timeout = min(max(min(w.deadline for w in running.values()) - time.monotonic(), 0.0), _POLL)
+                if any(w.drained is not None for w in running.values()):
+                    timeout = min(timeout, _ENDING_POLL)  # one is ending: see it end soon
                 for key, _ in selector.select(timeout):
                     key.data.read(key.fd, selector)
                 now = time.monotonic()
@@ -271,6 +280,8 @@ class _Worker:
         self.reason: str | None = None
         self.status: int | None = None
         """The worker's wait status, once it ended (its pipes may still be held open by what it left behind)."""
+        self.drained: float | None = None
+        """When both its pipes closed: from then it has :data:`ENDING_SECONDS` to end on its own."""
 
     @classmethod
     def start(cls, index: int, job: Job, scratch: str) -> _Worker:
@@ -300,8 +311,11 @@ class _Worker:
 
     @property
     def done(self) -> bool:
-        """Both pipes closed (the worker ended), or a reason to stop it."""
-        return self.reason is not None or len(self.closed) == 2 or self.status is not None
+        """It ended, or there is a reason to stop it: its limit, too much output, or its pipes closed for longer
+        than :data:`ENDING_SECONDS` without its end."""
+        if self.reason is not None or self.status is not None:
+            return True
+        return self.drained is not None and time.monotonic() >= self.drained + ENDING_SECONDS
 
     def ended(self, selector: selectors.BaseSelector) -> None:
         """Notice the worker's end even while a process it left behind holds its pipes open: then read what the
@@ -332,6 +346,8 @@ class _Worker:
         if not chunk:
             self.closed.add(fd)
             selector.unregister(fd)
+            if len(self.closed) == 2:
+                self.drained = time.monotonic()
         elif fd == self.report_r:
             self.report.extend(chunk)
             if len(self.report) > RESULT_CAP:
@@ -346,8 +362,6 @@ class _Worker:
 
     def finish(self) -> Ran:
         """Stop the worker and all it started, reap it, close its pipes; its outcome."""
-        if self.reason is None and not self.report and self.status is None and len(self.closed) == 2:
-            self.status = _settle(self.pid)  # its scenario ended unreported: how is the reason, let it end so
         with contextlib.suppress(OSError):
             os.killpg(self.pid, signal.SIGKILL)
         with contextlib.suppress(OSError):
@@ -450,26 +464,6 @@ def _reap(pid: int) -> int:
         return os.waitpid(pid, 0)[1]
     except ChildProcessError:
         return 0
-
-
-def _settle(pid: int, seconds: float = 2.0) -> int | None:
-    """The wait status of a worker whose pipes closed without a report, once it ends within ``seconds``; ``None``
-    if it does not. Its scenario's process closes them as it ends, a moment before the worker that waits for it
-    (:mod:`~lab.evidence.reexecute.worker_namespace`) ends the same way: stopped at once, the worker would be
-    recorded as killed by the parent's SIGKILL, not by what ended its scenario."""
-    stop = time.monotonic() + seconds
-    pause = 0.0005
-    while True:
-        try:
-            found, status = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            return None
-        if found:
-            return status
-        if time.monotonic() >= stop:
-            return None
-        time.sleep(pause)
-        pause = min(pause * 2, 0.05)
 
 
 def _exit_reason(status: int) -> str:
