@@ -38,10 +38,10 @@ _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWPID = 0x20000000
 _MAX_FD = 1 << 16
 _FAILED = 70
+"""The exit code of a worker whose namespace was made but whose scenario's process could not be started."""
 SWITCH = "LAB_PID_NAMESPACE"
 """The environment variable that, set to ``off``, runs every scenario in its worker itself (where a namespace
 misbehaves, or to see what holds without one)."""
-"""The exit code of a worker whose namespace was made but whose scenario's process could not be started."""
 
 
 def contain(scenario: Callable[[], int]) -> int:
