@@ -250,7 +250,7 @@ def test_a_workers_scratch_databases_do_not_outlive_the_run(tmp_path: Path, monk
     """A worker ends with os._exit, which runs no atexit: each worker whose scenario made a scratch database left
     its folder behind in /dev/shm (890 of them, 117 MB of memory, after a day of runs). Now the workers' scratch
     folders are under one the run makes and removes."""
-    from lab.sessions.stores.store import SCRATCH_VARIABLE
+    from lab.sessions.stores import SCRATCH_VARIABLE
 
     monkeypatch.setenv(SCRATCH_VARIABLE, str(tmp_path / "base"))  # where this process's scratch would go
     (tmp_path / "base").mkdir()

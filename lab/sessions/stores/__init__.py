@@ -35,19 +35,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lab.sessions.stores.failures import check_text, kept_by_every_store
+from lab.sessions.stores.scratch import SCRATCH_VARIABLE, scratch_base, scratch_database
 from lab.sessions.stores.sqlite import SqliteStore
 from lab.sessions.stores.store import (
     POSTGRES_URL_VARIABLE,
     SCHEMA_VERSION,
-    SCRATCH_VARIABLE,
     OneStepStore,
     RowState,
     Store,
     StoreError,
     lesson_postgres_url,
     open_store,
-    scratch_base,
-    scratch_database,
     store_label,
     stores_used,
 )

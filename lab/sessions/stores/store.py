@@ -6,15 +6,10 @@ reads the store a command line names. The package's docstring (:mod:`lab.session
 
 from __future__ import annotations
 
-import atexit
-import itertools
 import json
 import os
-import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from lab.errors import LabError, Unavailable
@@ -179,50 +174,7 @@ def store_label(store: Store | None) -> str:
     return "memory" if store is None else store.label
 
 
-# -- scratch databases for lessons --------------------------------------------------------------------------------
-
-SCRATCH_VARIABLE = "LAB_SCRATCH_DIR"
-"""The folder under which a process makes its scratch databases' folder, when set. A process removes that folder
-when it exits (``atexit``), but the lab's scenario workers end with ``os._exit``, which runs no ``atexit``: so
-their parent sets this to a folder of its own, and removes it once they end."""
-_scratch: list[str] = []
-"""This process's scratch folder, once made; a forked child makes its own (it is emptied in the child)."""
-_numbers = itertools.count(1)
-os.register_at_fork(after_in_child=_scratch.clear)
-
-
-def scratch_base() -> str | None:
-    """Where scratch folders go: ``$LAB_SCRATCH_DIR``; else a RAM-backed folder where there is one (syncing a file
-    there costs nothing); else ``None``, the system's temporary folder."""
-    chosen = os.environ.get(SCRATCH_VARIABLE)
-    if chosen:
-        return chosen
-    memory = Path("/dev/shm")
-    return str(memory) if memory.is_dir() and os.access(memory, os.W_OK) else None
-
-
-def scratch_database(name: str) -> Path:
-    """A path to a fresh SQLite database with the lab's tables, in a folder of this process's own that is removed
-    when the process ends (or, in a scenario's worker, by the worker's parent: :data:`SCRATCH_VARIABLE`).
-
-    Every call returns a new file (a scenario is set up afresh for every run the explorer makes); the files of the
-    previous call of the same name are removed first, since that run is over. The file is a copy of a template made
-    once per process: creating a database and its tables costs milliseconds of file syncing, a copy does not.
-    """
-    if not _scratch:
-        made = tempfile.mkdtemp(prefix="lab-stores-", dir=scratch_base())
-        _scratch.append(made)
-        atexit.register(shutil.rmtree, made, True)
-        from lab.sessions.stores.sqlite import SqliteStore
-
-        SqliteStore(Path(made) / "template.sqlite").close()  # the last connection out checkpoints the WAL
-    folder = Path(_scratch[0])
-    for old in folder.glob(f"{name}-*"):
-        old.unlink(missing_ok=True)
-    path = folder / f"{name}-{next(_numbers)}.db"
-    shutil.copyfile(folder / "template.sqlite", path)
-    return path
-
+# -- lessons' servers ------------------------------------------------------------------------------------------
 
 NO_POSTGRES = (
     f"no PostgreSQL server: set {POSTGRES_URL_VARIABLE}, or run under "
