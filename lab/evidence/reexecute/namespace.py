@@ -20,9 +20,15 @@ import signal
 import subprocess
 import sys
 
-_WAIT = 'unset PWD OLDPWD SHLVL 2>/dev/null; "$@"; status=$?; exit $status'
+_WAIT = (
+    "unset PWD OLDPWD SHLVL 2>/dev/null; "
+    "[ -d /dev/shm ] && mount -t tmpfs -o mode=1777,size=256m lab-shm /dev/shm 2>/dev/null; "
+    '"$@"; status=$?; exit $status'
+)
 """The namespace's first process: runs the interpreter as its child (never exec: it would be the first process),
-adding nothing to the scrubbed environment it passes on."""
+adding nothing to the scrubbed environment it passes on. It gives the archive a ``/dev/shm`` of its own (the
+namespace has its own mounts, for its ``/proc``): archived code writes its scratch databases there, and code of an
+earlier day left them behind; this one goes with the namespace."""
 CONTAINED = "in a PID namespace of its own (unshare), where the auditor's processes were not visible to it"
 EXPOSED = (
     "where it could see the auditor's processes in /proc, environments included (no PID namespace could be made "
